@@ -1,0 +1,47 @@
+"""The ``memcglab`` command line: one sub-command per module.
+
+Each sub-command lives in its own module, which provides
+``add_arguments(parser)`` and ``run(args) -> int``; this file only dispatches, so
+adding a command is one line in ``COMMANDS``. Modules are imported lazily so that
+``memcglab replay`` does not pay for numba or papermill.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# command name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "replay": ("memcglab.replay_cli", "replay a trace through a stock model (the replay contract)"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memcglab", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, (module, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        parser = build_parser()
+        parser.parse_args(argv)  # prints help or "invalid choice" and exits 2
+        return 2
+    module = importlib.import_module(COMMANDS[argv[0]][0])
+    parser = argparse.ArgumentParser(
+        prog=f"memcglab {argv[0]}", description=COMMANDS[argv[0]][1], allow_abbrev=False
+    )
+    module.add_arguments(parser)
+    args = parser.parse_args(argv[1:])
+    return int(module.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

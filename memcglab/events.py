@@ -1,0 +1,66 @@
+"""Event counts of the charge path: what the engine measures and the cost model prices.
+
+This is the interface between ``memcglab.engine`` (which counts) and
+``memcglab.cost`` (which turns counts into cycles). Every count is an integer array
+indexed by CPU (``per_cpu``) or by dense memcg index (``per_memcg``); the totals are
+their sums. Names say what happened, in the kernel's terms.
+
+>>> ev = ChargeEvents.zeros(ncpus=2, nmemcgs=3)
+>>> ev.per_cpu["stock_hits"][1] += 5
+>>> ev.total("stock_hits")
+5
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["EVENT_NAMES", "EVENT_DOCS", "ChargeEvents"]
+
+#: name -> what one count means
+EVENT_DOCS: dict[str, str] = {
+    "charges": "charge operations (try_charge_memcg calls)",
+    "uncharges": "uncharge operations through refill_stock (or pcstock page_counter_uncharge)",
+    "uncharges_direct": "memcg_uncharge operations (folio uncharge path)",
+    "stock_hits": "charges served by a per-CPU stock without a page_counter walk",
+    "miss_absent": "consume_stock found no slot caching the memcg",
+    "miss_short": "consume_stock found the memcg but with fewer pages than requested",
+    "miss_bypass": "consume_stock returned early (request above the batch, or trylock failed)",
+    "evictions": "occupied slots drained to make room for another memcg",
+    "walks": "hierarchical page_counter walks (try_charge, charge, uncharge, cancel)",
+    "walk_levels": "page_counter levels touched by all walks (sum of walk depths)",
+    "drains": "slots (or pcstock per-CPU stocks) drained with pages in them",
+    "slots_scanned": "stock slots read by consume_stock and refill_stock lookups",
+    "lru_writes": "LRU bookkeeping writes (multi-lru: a slot made most recently used)",
+    "usage_transfers": "walk levels whose counter usage was last written by another CPU",
+    "css_ref_ops": "css_get/css_put pairs' halves taken by stock slot changes",
+    "failed_charges": "charges that returned -ENOMEM",
+}
+EVENT_NAMES: tuple[str, ...] = tuple(EVENT_DOCS)
+
+
+@dataclass(slots=True)
+class ChargeEvents:
+    """Per-CPU and per-memcg event counts of one replay."""
+
+    per_cpu: dict[str, np.ndarray] = field(default_factory=dict)
+    per_memcg: dict[str, np.ndarray] = field(default_factory=dict)
+    memcg_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @classmethod
+    def zeros(cls, ncpus: int, nmemcgs: int) -> ChargeEvents:
+        return cls(
+            per_cpu={n: np.zeros(ncpus, dtype=np.int64) for n in EVENT_NAMES},
+            per_memcg={n: np.zeros(nmemcgs, dtype=np.int64) for n in EVENT_NAMES},
+            memcg_ids=np.arange(nmemcgs, dtype=np.int64),
+        )
+
+    def total(self, name: str) -> int:
+        if name not in EVENT_DOCS:
+            raise KeyError(f"unknown event {name!r}; valid: {', '.join(EVENT_NAMES)}")
+        return int(self.per_cpu[name].sum())
+
+    def totals(self) -> dict[str, int]:
+        return {n: self.total(n) for n in EVENT_NAMES}

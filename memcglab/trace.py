@@ -1,0 +1,351 @@
+"""The memcglab trace: its text format, its numpy form, and validation.
+
+The text format is specified in ``shared/spec/replay-contract.md``; this module is
+its only reader and writer. A parsed trace is a :class:`Trace`: the CPU count and
+one structured numpy array with a row per operation line (``OP_DTYPE``), which is
+what the faithful replay, the compiled engine and the workload generators share.
+
+>>> t = parse_text("memcglab-trace 1\\ncpus 2\\ncgroup 1 0\\ncharge 1 1 3 nested\\n")
+>>> t.cpus, len(t.ops), OP_NAMES[t.ops[1]["op"]], int(t.ops[1]["arg"]), bool(t.ops[1]["nested"])
+(2, 2, 'charge', 3, True)
+>>> print(to_text(t), end="")
+memcglab-trace 1
+cpus 2
+cgroup 1 0
+charge 1 1 3 nested
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "HEADER",
+    "MAX_CPUS",
+    "NR_MAX",
+    "PAGES_MAX",
+    "MEMCG_ID_MAX",
+    "PAGE_COUNTER_MAX",
+    "OP_CGROUP",
+    "OP_CHARGE",
+    "OP_UNCHARGE",
+    "OP_UNCHARGE_DIRECT",
+    "OP_DRAIN_ALL",
+    "OP_CPU_DEAD",
+    "OP_SET_MAX",
+    "OP_OFFLINE",
+    "OP_NAMES",
+    "OP_DTYPE",
+    "Trace",
+    "TraceError",
+    "make_ops",
+    "parse_text",
+    "read_trace",
+    "to_text",
+    "validate",
+]
+
+HEADER = "memcglab-trace 1"
+MAX_CPUS = 8192
+NR_MAX = 2**32 - 1  # unsigned int nr_pages
+PAGES_MAX = 2**64 - 1  # unsigned long
+MEMCG_ID_MAX = 2**63 - 1
+# LONG_MAX / PAGE_SIZE with 4 KiB pages (include/linux/page_counter.h).
+PAGE_COUNTER_MAX = (2**63 - 1) // 4096
+
+OP_CGROUP, OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT = 0, 1, 2, 3
+OP_DRAIN_ALL, OP_CPU_DEAD, OP_SET_MAX, OP_OFFLINE = 4, 5, 6, 7
+OP_NAMES = ("cgroup", "charge", "uncharge", "uncharge_direct", "drain_all", "cpu_dead",
+            "set_max", "offline")
+
+#: One row per operation line. ``cpu`` is -1 where the operation names none;
+#: ``memcg`` is the memcg operated on (for ``cgroup``, the new ID); ``arg`` is NR for
+#: the (un)charges, PAGES for ``set_max`` and the limit for ``cgroup``; ``parent``
+#: is the parent ID of ``cgroup`` (else -1); ``line`` is the 1-based line in the text
+#: (0 for traces built in memory).
+OP_DTYPE = np.dtype([
+    ("op", "u1"),
+    ("nested", "?"),
+    ("cpu", "<i4"),
+    ("memcg", "<i8"),
+    ("parent", "<i8"),
+    ("arg", "<u8"),
+    ("line", "<i8"),
+])
+
+
+class TraceError(ValueError):
+    """A malformed trace: ``str()`` is ``TRACE:LINE: what is wrong``."""
+
+    def __init__(self, source: str, line: int, message: str) -> None:
+        super().__init__(f"{source}:{line}: {message}")
+        self.source, self.line, self.message = source, line, message
+
+
+@dataclass(slots=True)
+class Trace:
+    """A parsed trace: the number of CPUs and the operations in order."""
+
+    cpus: int
+    ops: np.ndarray
+    source: str = field(default="<memory>")
+
+    def __post_init__(self) -> None:
+        if self.ops.dtype != OP_DTYPE:
+            raise TypeError(f"ops must have dtype OP_DTYPE, not {self.ops.dtype}")
+
+
+def make_ops(rows: Iterable[tuple]) -> np.ndarray:
+    """Build an ``OP_DTYPE`` array from ``(op, cpu, memcg, arg[, parent[, nested]])`` rows.
+
+    >>> ops = make_ops([(OP_CGROUP, -1, 1, PAGE_COUNTER_MAX, 0), (OP_CHARGE, 0, 1, 5)])
+    >>> [OP_NAMES[o] for o in ops["op"]]
+    ['cgroup', 'charge']
+    """
+    out = []
+    for row in rows:
+        op, cpu, memcg, arg, *rest = row
+        parent = rest[0] if rest else -1
+        nested = bool(rest[1]) if len(rest) > 1 else False
+        out.append((op, nested, cpu, memcg, parent, arg, 0))
+    return np.array(out, dtype=OP_DTYPE)
+
+
+# --------------------------------------------------------------------------- text
+
+_DIGITS = re.compile(r"[0-9]+\Z")
+_SPLIT = re.compile(r"[ \t]+")
+
+# keyword -> field names after the keyword (without the optional max= and nested)
+_SHAPES = {
+    "cgroup": ("ID", "PARENT"),
+    "charge": ("CPU", "MEMCG", "NR"),
+    "uncharge": ("CPU", "MEMCG", "NR"),
+    "uncharge_direct": ("CPU", "MEMCG", "NR"),
+    "drain_all": ("CPU", "MEMCG"),
+    "cpu_dead": ("CPU",),
+    "set_max": ("MEMCG", "PAGES"),
+    "offline": ("MEMCG",),
+}
+_OPCODE = {name: code for code, name in enumerate(OP_NAMES)}
+
+
+class _Checker:
+    """Line-by-line semantic validation shared by the text parser and ``validate``."""
+
+    def __init__(self, source: str, single: bool) -> None:
+        self.source = source
+        self.single = single
+        self.cpus = 0
+        self.parent: dict[int, int] = {0: -1}
+        self.online: dict[int, bool] = {0: True}
+        self.children_online: dict[int, int] = {0: 0}
+
+    def fail(self, line: int, message: str) -> TraceError:
+        return TraceError(self.source, line, message)
+
+    def memcg(self, line: int, memcg: int, what: str, root_ok: bool) -> None:
+        if memcg not in self.parent:
+            raise self.fail(line, f"{what}: unknown memcg {memcg} (create it with a cgroup line first)")
+        if memcg == 0 and not root_ok:
+            raise self.fail(line, f"{what}: the root memcg 0 cannot be used here")
+        if not self.online[memcg]:
+            raise self.fail(line, f"{what}: memcg {memcg} is offline")
+
+    def cpu(self, line: int, cpu: int, what: str) -> None:
+        if not 0 <= cpu < self.cpus:
+            raise self.fail(line, f"{what}: cpu {cpu} out of range 0..{self.cpus - 1}")
+
+    def op(self, line: int, op: int, cpu: int, memcg: int, parent: int, arg: int,
+           nested: bool) -> None:
+        name = OP_NAMES[op]
+        if nested and self.single:
+            raise self.fail(line, f"{name}: 'nested' is invalid with the single model "
+                                  "(its v6.15 charge path disables interrupts)")
+        if op == OP_CGROUP:
+            if not 1 <= memcg <= MEMCG_ID_MAX:
+                raise self.fail(line, f"cgroup: ID {memcg} out of range 1..{MEMCG_ID_MAX}")
+            if memcg in self.parent:
+                raise self.fail(line, f"cgroup: memcg {memcg} already exists")
+            self.memcg(line, parent, "cgroup", root_ok=True)
+            if not 1 <= arg <= PAGES_MAX:
+                raise self.fail(line, f"cgroup: max={arg} out of range 1..{PAGES_MAX}")
+            self.parent[memcg] = parent
+            self.online[memcg] = True
+            self.children_online[memcg] = 0
+            self.children_online[parent] += 1
+        elif op in (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT):
+            self.cpu(line, cpu, name)
+            self.memcg(line, memcg, name, root_ok=op != OP_CHARGE)
+            if not 1 <= arg <= NR_MAX:
+                raise self.fail(line, f"{name}: NR {arg} out of range 1..{NR_MAX}")
+        elif op == OP_DRAIN_ALL:
+            self.cpu(line, cpu, name)
+            self.memcg(line, memcg, name, root_ok=True)
+        elif op == OP_CPU_DEAD:
+            self.cpu(line, cpu, name)
+        elif op == OP_SET_MAX:
+            self.memcg(line, memcg, name, root_ok=False)
+            if not 1 <= arg <= PAGES_MAX:
+                raise self.fail(line, f"set_max: PAGES {arg} out of range 1..{PAGES_MAX}")
+        elif op == OP_OFFLINE:
+            self.memcg(line, memcg, name, root_ok=False)
+            if self.children_online[memcg]:
+                raise self.fail(line, f"offline: memcg {memcg} has an online child "
+                                      "(cgroup v2 refuses to remove it)")
+            self.online[memcg] = False
+            self.children_online[self.parent[memcg]] -= 1
+        else:
+            raise self.fail(line, f"unknown operation code {op}")
+
+
+def _integer(checker: _Checker, line: int, token: str, what: str, low: int, high: int) -> int:
+    if not _DIGITS.match(token):
+        raise checker.fail(line, f"{what} must be a decimal integer, not {token!r}")
+    value = int(token)
+    if not low <= value <= high:
+        raise checker.fail(line, f"{what} {token} out of range {low}..{high}")
+    return value
+
+
+def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = False) -> Trace:
+    """Parse and validate a whole trace; raise :class:`TraceError` at the first error.
+
+    ``single`` rejects ``nested``, as the ``single`` model requires.
+    """
+    checker = _Checker(source, single)
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = text.count(b"\n", 0, exc.start) + 1
+            raise checker.fail(line, "not valid UTF-8") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    rows: list[tuple] = []
+    seen_cpus = False
+    for number, raw in enumerate(lines, start=1):
+        if raw.endswith("\r"):
+            raw = raw[:-1]
+        if number == 1:
+            if raw != HEADER:
+                raise checker.fail(1, f"the first line must be exactly {HEADER!r}")
+            continue
+        content = raw.split("#", 1)[0]
+        tokens = [t for t in _SPLIT.split(content) if t]
+        if not tokens:
+            continue
+        keyword, args = tokens[0], tokens[1:]
+        if keyword == "cpus":
+            if seen_cpus:
+                raise checker.fail(number, "'cpus' appears more than once")
+            if rows:
+                raise checker.fail(number, "'cpus' must come before any operation")
+            if len(args) != 1:
+                raise checker.fail(number, "'cpus' takes exactly one field: cpus N")
+            checker.cpus = _integer(checker, number, args[0], "cpus", 1, MAX_CPUS)
+            seen_cpus = True
+            continue
+        if keyword not in _SHAPES:
+            raise checker.fail(number, f"unknown word {keyword!r} (valid: cpus, "
+                                       f"{', '.join(OP_NAMES)})")
+        if not seen_cpus:
+            raise checker.fail(number, "'cpus N' must appear before the first operation")
+        nested = bool(args) and args[-1] == "nested"
+        if nested:
+            args = args[:-1]
+        shape = _SHAPES[keyword]
+        limit = None
+        if keyword == "cgroup" and len(args) == 3:
+            if not args[2].startswith("max="):
+                raise checker.fail(number, f"cgroup: expected max=PAGES or 'nested', not {args[2]!r}")
+            limit = _integer(checker, number, args[2][4:], "cgroup: max=", 1, PAGES_MAX)
+            args = args[:2]
+        usage = " ".join((keyword, *shape)) + (" [max=PAGES]" if keyword == "cgroup" else "")
+        if len(args) != len(shape):
+            raise checker.fail(number, f"{keyword}: expected '{usage} [nested]', "
+                                       f"got {len(tokens) - 1} field(s)")
+        values = {}
+        for name, token in zip(shape, args, strict=True):
+            if name == "CPU":
+                values[name] = _integer(checker, number, token, f"{keyword}: CPU", 0, MAX_CPUS - 1)
+            elif name == "NR":
+                values[name] = _integer(checker, number, token, f"{keyword}: NR", 1, NR_MAX)
+            elif name == "PAGES":
+                values[name] = _integer(checker, number, token, f"{keyword}: PAGES", 1, PAGES_MAX)
+            elif name == "ID":
+                values[name] = _integer(checker, number, token, "cgroup: ID", 1, MEMCG_ID_MAX)
+            else:  # MEMCG, PARENT
+                values[name] = _integer(checker, number, token, f"{keyword}: {name}", 0,
+                                        MEMCG_ID_MAX)
+        op = _OPCODE[keyword]
+        cpu = values.get("CPU", -1)
+        memcg = values.get("MEMCG", values.get("ID", 0))
+        parent = values.get("PARENT", -1)
+        arg = values.get("NR", values.get("PAGES", limit if limit is not None else
+                                          PAGE_COUNTER_MAX if op == OP_CGROUP else 0))
+        checker.op(number, op, cpu, memcg, parent, arg, nested)
+        rows.append((op, nested, cpu, memcg, parent, arg, number))
+    if not lines:
+        raise checker.fail(1, f"empty trace: the first line must be exactly {HEADER!r}")
+    if not seen_cpus:
+        raise checker.fail(len(lines), "missing 'cpus N' line")
+    return Trace(checker.cpus, np.array(rows, dtype=OP_DTYPE), source)
+
+
+def read_trace(path: str, *, single: bool = False) -> Trace:
+    """Read and validate a trace file (``-`` reads standard input)."""
+    import sys
+
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise TraceError(path, 0, f"cannot read trace: {exc.strerror}") from None
+    return parse_text(data, path, single=single)
+
+
+def validate(trace: Trace, *, single: bool = False) -> None:
+    """Check an in-memory trace (e.g. from a generator) by the rules of the text format."""
+    checker = _Checker(trace.source, single)
+    if not 1 <= trace.cpus <= MAX_CPUS:
+        raise checker.fail(0, f"cpus {trace.cpus} out of range 1..{MAX_CPUS}")
+    checker.cpus = trace.cpus
+    for index, row in enumerate(trace.ops.tolist()):
+        op, nested, cpu, memcg, parent, arg, line = row
+        if op >= len(OP_NAMES):
+            raise checker.fail(line or index + 1, f"unknown operation code {op}")
+        checker.op(line or index + 1, op, cpu, memcg, parent, arg, nested)
+
+
+def to_text(trace: Trace) -> str:
+    """Write a trace in the text format (the inverse of :func:`parse_text`)."""
+    out = [HEADER, f"cpus {trace.cpus}"]
+    for op, nested, cpu, memcg, parent, arg, _line in trace.ops.tolist():
+        name = OP_NAMES[op]
+        if op == OP_CGROUP:
+            fields = [name, str(memcg), str(parent)]
+            if arg != PAGE_COUNTER_MAX:
+                fields.append(f"max={arg}")
+        elif op in (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT):
+            fields = [name, str(cpu), str(memcg), str(arg)]
+        elif op == OP_DRAIN_ALL:
+            fields = [name, str(cpu), str(memcg)]
+        elif op == OP_CPU_DEAD:
+            fields = [name, str(cpu)]
+        elif op == OP_SET_MAX:
+            fields = [name, str(memcg), str(arg)]
+        else:
+            fields = [name, str(memcg)]
+        if nested:
+            fields.append("nested")
+        out.append(" ".join(fields))
+    return "\n".join(out) + "\n"
