@@ -1,0 +1,229 @@
+"""The published tables: transcription checks, validation errors, re-derivation."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memcglab import published
+from memcglab.published import load, rederive, table_names
+
+SEEDS = Path(os.environ.get("MEMCGLAB_SEEDS", "/work/shared/seeds"))
+TABLES = ["claims", "seed000_netperf", "seed003_madvise", "seed004_false_sharing"]
+
+
+def _flat(text: str) -> str:
+    # Mail bodies wrap lines; a quote is verbatim up to whitespace.
+    return " ".join(text.split())
+
+
+def test_every_table_loads_and_is_listed():
+    assert table_names() == TABLES
+    for name in TABLES:
+        t = load(name)
+        assert len(t.frame) > 0
+        assert set(t.units) == set(t.frame.columns)
+
+
+def test_data_dir_is_at_repository_root():
+    assert published.PUBLISHED_DIR == Path(published.__file__).resolve().parents[1] / "data" / \
+        "published"
+    assert (published.PUBLISHED_DIR / "seed000_netperf.csv").exists()
+
+
+def test_seed000_values_and_provenance():
+    t = load("seed000_netperf")
+    f = t.frame
+    assert f["clients"].tolist() == [6, 12, 18, 24, 30, 36]
+    assert f["without_mbps"].tolist() == [42584.1, 30617.1, 25305.2, 20104.1, 14702.4, 10801.5]
+    assert f["with_mbps"].tolist() == [48603.4, 47919.7, 45497.3, 37907.7, 30746.5, 26476.3]
+    assert t.machine["cpus"] == 72
+    assert t.source["date"] == "2025-04-16"
+    assert "netperf -6 -H ::1 -l 60 -t TCP_SENDFILE -- -m 10K" in t.meta["workload"]["command"]
+    assert t.units["with_mbps"] == "Mbps"
+
+
+def test_seed003_machine_and_units():
+    t = load("seed003_madvise")
+    assert (t.machine["cpus"], t.machine["memory_gb"]) == (40, 50)
+    assert t.frame["stddev_ms"].tolist() == [5.097, 11.897, 54.089]
+    assert t.units["delta_pct"] == "%"
+
+
+@pytest.mark.parametrize("name", ["seed000_netperf", "seed003_madvise"])
+def test_derived_columns_follow_from_raw_columns(name):
+    r = rederive(load(name))
+    assert len(r) == len(load(name).frame)
+    assert r["consistent"].all(), r[~r["consistent"]]
+
+
+def test_seed000_improvement_is_truncated_not_rounded():
+    # Rounding cannot print the 24- and 36-client figures; this is what the
+    # sidecar's "truncate" records, and it shows the check can fail.
+    r = rederive(load("seed000_netperf"), rounding="round")
+    assert r.loc[~r["consistent"], "published"].tolist() == [88.55, 145.11]
+
+
+def test_rederive_catches_a_transposed_digit(tmp_path):
+    d = _copy(tmp_path)
+    csv = d / "seed000_netperf.csv"
+    csv.write_text(csv.read_text().replace("20104.1", "21004.1"))
+    r = rederive(load("seed000_netperf", d))
+    assert r.loc[~r["consistent"], "row"].tolist() == [3]
+
+
+def test_rederive_rejects_unknown_rounding():
+    with pytest.raises(ValueError, match="rounding='ceil'"):
+        rederive(load("seed003_madvise"), rounding="ceil")
+
+
+def _numbers_in_order(line: str, values: list[str]) -> bool:
+    pos = 0
+    for v in values:
+        m = re.compile(r"(?<![\d.])" + re.escape(v) + r"(?![\d])").search(line, pos)
+        if m is None:
+            return False
+        pos = m.end()
+    return True
+
+
+@pytest.mark.parametrize("name", ["seed000_netperf", "seed003_madvise"])
+def test_csv_matches_the_mail_excerpt(name):
+    t = load(name)
+    lines = t.meta["excerpt"][1:]  # the first line is the header
+    assert len(lines) == len(t.frame)
+    cols = t.meta["columns"]
+    for line, (_, row) in zip(lines, t.frame.iterrows(), strict=True):
+        printed = [f"{row[c]:.{spec['decimals']}f}" for c, spec in cols.items()]
+        assert _numbers_in_order(line, printed), (line, printed)
+
+
+def _parse_quoted(text: str) -> float:
+    m = re.match(r"^(\d+(?:\.\d+)?)(%| million|-second|-CPU)?$", text)
+    assert m, text
+    scale = 1e6 if m.group(2) == " million" else 1.0
+    return float(m.group(1)) * scale
+
+
+def test_seed004_quoted_values_match_values():
+    t = load("seed004_false_sharing")
+    for _, r in t.frame.iterrows():
+        assert r["quoted_value"] in r["quote"]
+        assert _parse_quoted(r["quoted_value"]) == r["value"]
+    q = t.frame.set_index("quantity")["value"]
+    assert q["median_mremap_throughput_regression"] == 4.38
+    assert (q["fixed_gap_to_parent"], q["boot_to_boot_spread"]) == (0.5, 1.2)
+    assert (q["vmpressure_size_before"], q["vmpressure_size_after"]) == (112, 24)
+    assert (t.machine["cpus"], t.machine["sockets"]) == (176, 1)
+
+
+def test_claims_bounds():
+    c = load("claims").frame.set_index("claim_id")
+    assert (c.loc["lru_vs_random", "low"], c.loc["lru_vs_random", "high"]) == (1.0, 3.0)
+    assert c.loc["pcstock_negligible", "relation"] == "negligible"
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed mails not at {SEEDS} (set MEMCGLAB_SEEDS)")
+@pytest.mark.parametrize("name", TABLES)
+def test_excerpts_and_quotes_are_verbatim_in_the_seed(name):
+    t = load(name)
+    if "source" in t.meta:
+        seeds = [t.source["seed_file"]] * len(t.frame)
+    else:
+        seeds = t.frame["seed_file"].tolist()
+    for line in t.meta.get("excerpt", []):
+        assert line in (SEEDS / seeds[0]).read_text(), line
+    if "quote" in t.frame:
+        for seed, quote in zip(seeds, t.frame["quote"], strict=True):
+            assert _flat(quote) in _flat((SEEDS / seed).read_text()), quote
+
+
+# -- validation errors name the table, the field and what is valid --------------------
+
+def _copy(tmp_path: Path) -> Path:
+    d = tmp_path / "published"
+    shutil.copytree(published.PUBLISHED_DIR, d)
+    return d
+
+
+def _edit_sidecar(d: Path, name: str, edit) -> None:
+    p = d / f"{name}.json"
+    meta = json.loads(p.read_text())
+    edit(meta)
+    p.write_text(json.dumps(meta))
+
+
+def test_missing_table_lists_what_exists():
+    with pytest.raises(FileNotFoundError, match="have: claims, seed000_netperf"):
+        load("seed999")
+
+
+def test_bad_unit_is_named(tmp_path):
+    d = _copy(tmp_path)
+    _edit_sidecar(d, "seed003_madvise", lambda m: m["columns"]["before_ms"].update(unit="msec"))
+    with pytest.raises(ValueError, match="column 'before_ms' unit='msec'; valid: %"):
+        load("seed003_madvise", d)
+
+
+def test_missing_machine_key_is_named(tmp_path):
+    d = _copy(tmp_path)
+    _edit_sidecar(d, "seed003_madvise", lambda m: m["machine"].pop("sockets"))
+    with pytest.raises(ValueError, match="machine lacks sockets"):
+        load("seed003_madvise", d)
+
+
+def test_missing_author_is_named(tmp_path):
+    d = _copy(tmp_path)
+    _edit_sidecar(d, "seed000_netperf", lambda m: m["source"].pop("author"))
+    with pytest.raises(ValueError, match="source lacks provenance author"):
+        load("seed000_netperf", d)
+
+
+def test_bad_date_in_a_row_is_named(tmp_path):
+    d = _copy(tmp_path)
+    csv = d / "claims.csv"
+    csv.write_text(csv.read_text().replace("2026-04-10", "10 Apr 2026"))
+    with pytest.raises(ValueError, match="row 3 date='10 Apr 2026'"):
+        load("claims", d)
+
+
+def test_non_numeric_cell_is_named(tmp_path):
+    d = _copy(tmp_path)
+    csv = d / "seed003_madvise.csv"
+    csv.write_text(csv.read_text().replace("5.097", "5.O97"))
+    with pytest.raises(ValueError, match=r"row 1 column 'stddev_ms': '5.O97' is not a number"):
+        load("seed003_madvise", d)
+
+
+def test_fractional_int_is_rejected(tmp_path):
+    d = _copy(tmp_path)
+    csv = d / "seed000_netperf.csv"
+    csv.write_text(csv.read_text().replace("\n12,", "\n12.5,"))
+    with pytest.raises(ValueError, match="column 'clients': '12.5' is not an integer"):
+        load("seed000_netperf", d)
+
+
+def test_column_mismatch_is_named(tmp_path):
+    d = _copy(tmp_path)
+    _edit_sidecar(d, "seed003_madvise", lambda m: m["columns"].pop("stddev_ms"))
+    with pytest.raises(ValueError, match="CSV columns .* differ from the sidecar"):
+        load("seed003_madvise", d)
+
+
+def test_derived_column_needs_decimals(tmp_path):
+    d = _copy(tmp_path)
+    _edit_sidecar(d, "seed003_madvise", lambda m: m["columns"]["after_ms"].pop("decimals"))
+    with pytest.raises(ValueError, match="uses column 'after_ms'"):
+        load("seed003_madvise", d)
+
+
+def test_empty_command_is_rejected(tmp_path):
+    d = _copy(tmp_path)
+    _edit_sidecar(d, "seed004_false_sharing", lambda m: m["workload"].update(command=""))
+    with pytest.raises(ValueError, match="workload.command is empty"):
+        load("seed004_false_sharing", d)
