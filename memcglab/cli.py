@@ -16,6 +16,7 @@ from collections.abc import Sequence
 # command name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("memcglab.replay_cli", "replay a trace through a stock model (the replay contract)"),
+    "sweep": ("memcglab.sweep.cli", "run a notebook over a parameter grid, resumably, to Parquet"),
 }
 
 
@@ -23,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memcglab", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name, (module, help_text) in COMMANDS.items():
+    for name, (_module, help_text) in COMMANDS.items():
         sub.add_parser(name, help=help_text, add_help=False)
     return parser
 

@@ -1,32 +1,98 @@
-"""Named stock models and the kernel each one ports.
+"""Named stock models: which kernel era, which victim policy, which options.
 
 Every result a sweep writes carries, per row, the kernel version its model ports
-(``memcglab.sweep`` reads :data:`KERNEL_VERSIONS`), so that a table read months
-later still says which ``mm/memcontrol.c`` a number is about. The eras are those of
-``reference/kernel-notes.md`` §0.1.
+(:data:`KERNEL_VERSIONS`), so a table read months later still says which
+``mm/memcontrol.c`` a number is about (eras as in ``reference/kernel-notes.md`` §0.1).
 
+A model name (the replay contract's ``--model``) maps to a kernel charge path
+(:mod:`memcglab.kernel`) and the kernel version it ports. ``build_model`` makes a
+fresh machine of that model.
+
+>>> m = build_model("multi-rr", nr_cpus=2, slots=3)
+>>> type(m).__name__, m.NR_MEMCG_STOCK, MODELS["multi-rr"].kernel_version
+('MultiStock', 3, 'linux-mm 2026 (030321517fd4)')
 >>> KERNEL_VERSIONS["multi"]
 'v6.16 (6.18.y 312d9602fe3e)'
->>> sorted(KERNEL_VERSIONS)[:2]
-['multi', 'multi-fix2']
 """
 
 from __future__ import annotations
 
-__all__ = ["KERNEL_VERSIONS"]
+from collections.abc import Callable
+from dataclasses import dataclass
 
-# model name -> the kernel (release, tree or patch series) whose charge path it ports
-KERNEL_VERSIONS: dict[str, str] = {
-    # E1: one cached memcg per CPU, local_trylock_t
-    "single": "v6.15",
-    # E3: NR_MEMCG_STOCK=7 slots, random victim (6952350/linux-6.18.y at 312d9602fe3e)
-    "multi": "v6.16 (6.18.y 312d9602fe3e)",
-    # E4: round-robin victim via drain_idx (linux-mm/linux-mm at 030321517fd4)
-    "multi-rr": "linux-mm 2026 (030321517fd4)",
-    # the LRU variant discussed in the seed-000 thread; it never reached a tree
-    "multi-lru": "v6.16 + LRU victim (Shakeel Butt's 2025 LRU variant, never merged)",
-    # E2 with fix 2 applied but not fix 3: stocks an unassigned nr_pages
-    "multi-fix2": "mm-unstable 2025-04-25 (fix 2, before fix 3)",
-    # E5: per-page_counter stock, seed 003
-    "pcstock": "RFC 2026-04-10 (Joshua Hahn, patches 1-8)",
-}
+from memcglab.kernel.memcg_stock_multi import MultiStock
+from memcglab.kernel.memcg_stock_pcstock import PageCounterStockCharge
+from memcglab.kernel.memcg_stock_single import SingleStock
+from memcglab.kernel.memcontrol import MemcgCharge
+from memcglab.kernel.observer import Observer
+from memcglab.kernel.random import RandomStream
+from memcglab.kernel.victim import POLICIES
+
+__all__ = ["ModelInfo", "MODELS", "MODEL_NAMES", "KERNEL_VERSIONS", "SLOTS_MAX", "BATCH_MAX",
+           "MULTI_BATCH_MAX", "SEED_MAX", "check_options", "build_model"]
+
+SLOTS_MAX = 1 << 24
+BATCH_MAX = 524287  # S32_MAX / PAGE_SIZE: BUILD_BUG_ON in mem_cgroup_init
+MULTI_BATCH_MAX = 127  # S8_MAX: BUILD_BUG_ON in refill_stock (fix 1)
+SEED_MAX = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    kernel_version: str
+    multi: bool  # uses --slots and a victim policy
+    build: Callable[[int, int, int, int, Observer], MemcgCharge]
+    description: str
+
+
+def _multi(policy: str, fix2: bool = False):
+    def build(nr_cpus: int, slots: int, seed: int, batch: int, obs: Observer) -> MemcgCharge:
+        cls = POLICIES[policy]
+        pol = cls(slots, RandomStream(seed)) if policy == "random" else cls(slots)
+        return MultiStock(nr_cpus, slots, pol, batch, obs, fix2=fix2)
+    return build
+
+
+MODELS: dict[str, ModelInfo] = {m.name: m for m in (
+    ModelInfo("single", "v6.15", False,
+              lambda n, s, seed, b, o: SingleStock(n, b, o),
+              "one cached memcg per CPU, before the multi-memcg patch"),
+    ModelInfo("multi", "v6.16 (6.18.y 312d9602fe3e)", True, _multi("random"),
+              "multi-memcg stock with fixes 1-4 and the memcg/obj split; random victim"),
+    ModelInfo("multi-rr", "linux-mm 2026 (030321517fd4)", True,
+              _multi("rr"), "the 2026 round-robin victim (uint8_t drain_idx)"),
+    ModelInfo("multi-lru", "v6.16 + LRU victim (Shakeel Butt's 2025 LRU variant, never merged)",
+              True, _multi("lru"), "least-recently-used victim"),
+    ModelInfo("multi-fix2", "mm-unstable 2025-04-25 (fix 2, before fix 3)", True,
+              _multi("random", fix2=True), "the historic bug: a new slot gets 0 pages"),
+    ModelInfo("pcstock", "RFC 2026-04-10 (Joshua Hahn, patches 1-8)",
+              False, lambda n, s, seed, b, o: PageCounterStockCharge(n, b, o),
+              "per-page_counter per-CPU stock (cgroup v2)"),
+)}
+MODEL_NAMES = tuple(MODELS)
+KERNEL_VERSIONS = {name: info.kernel_version for name, info in MODELS.items()}
+
+
+def check_options(model: str, slots: int, seed: int, batch: int) -> None:
+    """Raise ValueError naming the first invalid option and what is valid."""
+    if model not in MODELS:
+        raise ValueError(f"model={model!r}: unknown; valid: {', '.join(MODEL_NAMES)}")
+    if not 1 <= slots <= SLOTS_MAX:
+        raise ValueError(f"slots={slots}: must be between 1 and {SLOTS_MAX} (2^24)")
+    if not 0 <= seed <= SEED_MAX:
+        raise ValueError(f"seed={seed}: must be between 0 and 2^64-1")
+    if not 1 <= batch <= BATCH_MAX:
+        raise ValueError(f"batch={batch}: must be between 1 and {BATCH_MAX} "
+                         "(S32_MAX / PAGE_SIZE)")
+    if MODELS[model].multi and batch > MULTI_BATCH_MAX:
+        raise ValueError(f"batch={batch}: the {model} model allows at most {MULTI_BATCH_MAX} "
+                         "(uint8_t nr_pages[]; BUILD_BUG_ON(MEMCG_CHARGE_BATCH > S8_MAX))")
+
+
+def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: int = 0,
+                batch: int = 64, observer: Observer | None = None) -> MemcgCharge:
+    """A fresh machine of ``model`` with ``nr_cpus`` CPUs and an empty root memcg."""
+    check_options(model, slots, seed, batch)
+    return MODELS[model].build(nr_cpus, slots, seed, batch,
+                               observer if observer is not None else Observer())

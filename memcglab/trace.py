@@ -150,7 +150,8 @@ class _Checker:
 
     def memcg(self, line: int, memcg: int, what: str, root_ok: bool) -> None:
         if memcg not in self.parent:
-            raise self.fail(line, f"{what}: unknown memcg {memcg} (create it with a cgroup line first)")
+            raise self.fail(line, f"{what}: unknown memcg {memcg} "
+                                  "(create it with a cgroup line first)")
         if memcg == 0 and not root_ok:
             raise self.fail(line, f"{what}: the root memcg 0 cannot be used here")
         if not self.online[memcg]:
@@ -263,7 +264,8 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
         limit = None
         if keyword == "cgroup" and len(args) == 3:
             if not args[2].startswith("max="):
-                raise checker.fail(number, f"cgroup: expected max=PAGES or 'nested', not {args[2]!r}")
+                raise checker.fail(number, "cgroup: expected max=PAGES or 'nested', "
+                                           f"not {args[2]!r}")
             limit = _integer(checker, number, args[2][4:], "cgroup: max=", 1, PAGES_MAX)
             args = args[:2]
         usage = " ".join((keyword, *shape)) + (" [max=PAGES]" if keyword == "cgroup" else "")

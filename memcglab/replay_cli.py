@@ -1,0 +1,73 @@
+"""``memcglab replay``: the command of the replay contract.
+
+Exit status 0 on success (the JSON on standard output), 2 for bad arguments or a
+malformed trace (a message on standard error, ``TRACE:LINE: what is wrong`` for
+the trace), 1 when ``--check`` finds a broken invariant. Nothing reaches standard
+output on failure. Arguments are checked before the trace is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from memcglab.models import MODEL_NAMES, check_options
+from memcglab.trace import TraceError, read_trace
+
+__all__ = ["add_arguments", "run"]
+
+_DIGITS = re.compile(r"[0-9]+\Z")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("trace", metavar="TRACE", help="trace file ('-' reads standard input)")
+    parser.add_argument("--model", default="multi",
+                        help=f"stock model: {', '.join(MODEL_NAMES)} (default multi)")
+    parser.add_argument("--slots", default="7", help="slots per CPU for multi* (1..2^24)")
+    parser.add_argument("--seed", default="0", help="seed of the victim stream (0..2^64-1)")
+    parser.add_argument("--batch", default="64", help="MEMCG_CHARGE_BATCH (1..524287)")
+    parser.add_argument("--check", action="store_true",
+                        help="verify the conservation invariant after every operation")
+    parser.add_argument("--engine", default="faithful", choices=("faithful", "compiled"),
+                        help="faithful Python port (default) or the compiled engine")
+
+
+def _integer(name: str, text: str) -> int:
+    if not _DIGITS.match(text):
+        raise ValueError(f"--{name}={text!r}: must be a decimal integer")
+    return int(text)
+
+
+def _fail(message: str, status: int) -> int:
+    sys.stderr.write(f"memcglab replay: {message}\n")
+    return status
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        slots = _integer("slots", args.slots)
+        seed = _integer("seed", args.seed)
+        batch = _integer("batch", args.batch)
+        check_options(args.model, slots, seed, batch)
+    except ValueError as exc:
+        return _fail(f"error: {exc}", 2)
+    try:
+        trace = read_trace(args.trace, single=args.model == "single")
+    except TraceError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
+    if args.engine == "compiled":
+        from memcglab.engine import replay_compiled as replay_fn
+    else:
+        from memcglab.replay import replay as replay_fn
+    from memcglab.replay import InvariantViolation, dumps
+
+    try:
+        result = replay_fn(trace, model=args.model, slots=slots, seed=seed, batch=batch,
+                           check=args.check)
+    except InvariantViolation as exc:
+        sys.stderr.write(f"{args.trace}:{exc.line}: {exc.message}\n")
+        return 1
+    sys.stdout.write(dumps(result))
+    return 0
