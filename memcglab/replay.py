@@ -10,7 +10,7 @@ renders it byte for byte.
 >>> t = parse_text("memcglab-trace 1\\ncpus 2\\ncgroup 1 0\\ncharge 0 1 3\\n")
 >>> out = replay(t)
 >>> out["counters"], out["stocks"][0][0]
-({'evictions': 0, 'stock_hits': 0, 'walks': 1}, [1, 61])
+({'walks': 1, 'stock_hits': 0, 'evictions': 0}, [1, 61])
 """
 
 from __future__ import annotations
