@@ -204,13 +204,21 @@ class _Checker:
             raise self.fail(line, f"unknown operation code {op}")
 
 
+def _shown(token: str) -> str:
+    """``token`` shortened for a message: a 5000-digit field is not worth echoing."""
+    return token if len(token) <= 40 else f"{token[:20]}...{token[-10:]} ({len(token)} chars)"
+
+
 def _integer(checker: _Checker, line: int, token: str, what: str, low: int, high: int) -> int:
     if not _DIGITS.match(token):
-        raise checker.fail(line, f"{what} must be a decimal integer, not {token!r}")
-    value = int(token)
-    if not low <= value <= high:
-        raise checker.fail(line, f"{what} {token} out of range {low}..{high}")
-    return value
+        raise checker.fail(line, f"{what} must be a decimal integer, not {_shown(token)!r}")
+    # Leading zeros are allowed, so the length alone does not bound the value; but
+    # more significant digits than the bound has is out of range, and int() refuses
+    # strings past sys.get_int_max_str_digits() with a plain ValueError.
+    significant = token.lstrip("0")
+    if len(significant) > len(str(high)) or not low <= int(significant or "0") <= high:
+        raise checker.fail(line, f"{what} {_shown(token)} out of range {low}..{high}")
+    return int(significant or "0")
 
 
 def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = False) -> Trace:
