@@ -1,0 +1,223 @@
+"""Building blocks shared by the workload generators.
+
+Every generator works the same way, with whole numpy arrays and no Python loop per
+operation: it draws one timestamp per operation, builds the columns (operation,
+CPU, memcg, pages), and :func:`assemble` sorts them once by time behind the
+``cgroup`` lines of the hierarchy (:func:`hierarchy`). A release is always given a
+later timestamp than the charge it pairs with, so in every prefix of the trace each
+memcg has charged at least what it has released and the replay never clips an
+uncharge (``short_uncharges`` stays 0 while no charge fails).
+
+Task placement over time is a :class:`Timeline`: each task keeps a CPU until it
+migrates, and migrations are drawn per step with a fixed probability.
+
+>>> ops, tenants = hierarchy(tenants=2, ancestors=1)
+>>> [(int(m), int(p)) for m, p in zip(ops["memcg"], ops["parent"])], tenants.tolist()
+([(1, 0), (2, 1), (3, 1)], [2, 3])
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from memcglab.trace import OP_CGROUP, OP_DTYPE, PAGE_COUNTER_MAX, Trace, to_text, validate
+
+__all__ = [
+    "PAGE_SIZE",
+    "MEMCG_CHARGE_BATCH",
+    "MEM_CGROUP_ID_MAX",
+    "MAX_ANCESTORS",
+    "SEED_MAX",
+    "check_int",
+    "check_float",
+    "check_choice",
+    "rng_for",
+    "hierarchy",
+    "assemble",
+    "from_columns",
+    "bounded_delay",
+    "other_cpu",
+    "Timeline",
+    "write_trace",
+]
+
+PAGE_SIZE = 4096  # x86-64 base page
+MEMCG_CHARGE_BATCH = 64  # include/linux/memcontrol.h (64U since v6.x)
+# include/linux/memcontrol.h: MEM_CGROUP_ID_MAX = (1 << MEM_CGROUP_ID_SHIFT) - 1, the
+# most memcgs a machine can have online at once; no workload here needs more.
+MEM_CGROUP_ID_MAX = (1 << 16) - 1
+MAX_ANCESTORS = 64  # far deeper than any real hierarchy; bounds the walk per charge
+SEED_MAX = 2**64 - 1
+
+
+def check_int(name: str, value: object, low: int, high: int, why: str = "") -> None:
+    """Raise ``ValueError("name=value: must be between low and high (why)")`` if out of range.
+
+    >>> check_int("clients", 0, 1, 65534, "MEM_CGROUP_ID_MAX")
+    Traceback (most recent call last):
+    ...
+    ValueError: clients=0: must be an integer between 1 and 65534 (MEM_CGROUP_ID_MAX)
+    """
+    ok = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    if not ok or not low <= value <= high:
+        tail = f" ({why})" if why else ""
+        raise ValueError(f"{name}={value!r}: must be an integer between {low} and {high}{tail}")
+
+
+def check_float(name: str, value: object, low: float, high: float, *,
+                low_open: bool = False, why: str = "") -> None:
+    """Raise ``ValueError`` naming the field unless ``low <= value <= high`` (``<`` if open)."""
+    ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+    if ok:
+        value_f = float(value)
+        ok = np.isfinite(value_f) and (low < value_f if low_open else low <= value_f)
+        ok = ok and value_f <= high
+    if not ok:
+        bracket = "(" if low_open else "["
+        tail = f" ({why})" if why else ""
+        raise ValueError(f"{name}={value!r}: must be a number in {bracket}{low}, {high}]{tail}")
+
+
+def check_choice(name: str, value: object, choices: Iterable[str]) -> None:
+    """Raise ``ValueError`` naming the field and the valid choices."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValueError(f"{name}={value!r}: must be one of {', '.join(choices)}")
+
+
+def rng_for(workload: str, seed: int) -> np.random.Generator:
+    """The random stream of one generator run: a function of the workload name and seed.
+
+    Two workloads with the same seed draw independent streams.
+    """
+    check_int("seed", seed, 0, SEED_MAX)
+    return np.random.default_rng([int(seed), zlib.crc32(workload.encode())])
+
+
+def hierarchy(tenants: int, ancestors: int) -> tuple[np.ndarray, np.ndarray]:
+    """``cgroup`` lines for ``tenants`` sibling memcgs below a chain of ``ancestors``.
+
+    IDs ``1..ancestors`` are the chain (1 under the root), the tenants follow; returns
+    the ``OP_DTYPE`` rows and the tenants' IDs. Every memcg has no limit
+    (``PAGE_COUNTER_MAX``), so no charge fails.
+    """
+    ids = np.arange(1, ancestors + tenants + 1, dtype=np.int64)
+    parents = np.concatenate([np.arange(ancestors, dtype=np.int64),
+                              np.full(tenants, ancestors, dtype=np.int64)])
+    ops = np.zeros(len(ids), dtype=OP_DTYPE)
+    ops["op"] = OP_CGROUP
+    ops["cpu"] = -1
+    ops["memcg"] = ids
+    ops["parent"] = parents
+    ops["arg"] = PAGE_COUNTER_MAX
+    return ops, ids[ancestors:]
+
+
+def from_columns(cpus: int, head: np.ndarray, op: np.ndarray | int, cpu: np.ndarray,
+                 memcg: np.ndarray, nr: np.ndarray | int, source: str) -> Trace:
+    """A trace of ``head`` then one operation per element of the (flattened) columns."""
+    cpu = np.ravel(cpu)
+    body = np.zeros(len(cpu), dtype=OP_DTYPE)
+    body["op"] = np.ravel(op) if not np.isscalar(op) else op
+    body["cpu"] = cpu
+    body["memcg"] = np.ravel(memcg)
+    body["parent"] = -1
+    body["arg"] = np.ravel(nr) if not np.isscalar(nr) else nr
+    return Trace(cpus, np.concatenate([head, body]), source)
+
+
+def assemble(cpus: int, head: np.ndarray, time: np.ndarray, op: np.ndarray | int,
+             cpu: np.ndarray, memcg: np.ndarray, nr: np.ndarray | int,
+             source: str) -> Trace:
+    """Sort the operations by ``time`` (stable: ties keep their given order) after ``head``."""
+    order = np.argsort(time, kind="stable")
+
+    def pick(column: np.ndarray | int) -> np.ndarray | int:
+        return column if np.isscalar(column) else np.asarray(column)[order]
+
+    return from_columns(cpus, head, pick(op), pick(cpu), pick(memcg), pick(nr), source)
+
+
+def bounded_delay(rng: np.random.Generator, n: int, mean: int) -> np.ndarray:
+    """``n`` integer delays in ``1..2*mean-1`` with mean ``mean`` (1 + a symmetric binomial).
+
+    Bounded, so the pages a memcg holds stay bounded too.
+    """
+    return 1 + rng.binomial(2 * (mean - 1), 0.5, n)
+
+
+def other_cpu(rng: np.random.Generator, cpu: np.ndarray, cpus: int) -> np.ndarray:
+    """A uniformly random CPU different from each of ``cpu`` (``cpus`` >= 2)."""
+    return (cpu + 1 + rng.integers(0, cpus - 1, len(cpu))) % cpus
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """Where each of several tasks runs over integer steps ``0..steps-1``.
+
+    A task starts on ``start[task]`` and, at each later step, migrates with
+    probability ``rate`` to a uniformly random *other* CPU (the load balancer moves
+    a task to some other runqueue; which one is not modelled). ``at`` answers, for
+    arrays of tasks and steps, the CPU each task was on.
+
+    >>> tl = Timeline.draw(np.random.default_rng(0), np.array([3, 5]), 10, 0.0, 8)
+    >>> tl.at(np.array([0, 1, 1]), np.array([9, 0, 4])).tolist()
+    [3, 5, 5]
+    """
+
+    keys: np.ndarray  # task * span + first step of each placement, sorted
+    cpus: np.ndarray  # the CPU of each placement
+    span: int
+    migrations: int
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator, start: np.ndarray, steps: int, rate: float,
+             ncpus: int) -> Timeline:
+        tasks = len(start)
+        span = steps + 1
+        if ncpus < 2 or rate <= 0.0 or steps < 2:
+            keys = np.arange(tasks, dtype=np.int64) * span
+            return cls(keys, np.asarray(start, dtype=np.int64), span, 0)
+        counts = rng.binomial(steps - 1, rate, tasks)
+        owner = np.repeat(np.arange(tasks, dtype=np.int64), counts)
+        moves = np.sort(owner * span + rng.integers(1, steps, len(owner)))
+        # Each move adds 1..ncpus-1 to the CPU, so consecutive placements differ.
+        hops = 1 + rng.integers(0, ncpus - 1, len(moves))
+        keys = np.concatenate([np.arange(tasks, dtype=np.int64) * span, moves])
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        step_add = np.concatenate([np.asarray(start, dtype=np.int64), hops])[order]
+        # The CPU of a placement is the task's start plus its hops so far: a cumulative
+        # sum over all tasks, minus what the tasks before it contributed.
+        total = np.cumsum(step_add)
+        first = np.searchsorted(keys, np.arange(tasks, dtype=np.int64) * span)
+        before = np.concatenate([[0], total])[first]
+        cpus = (total - before[keys // span]) % ncpus
+        return cls(keys, cpus, span, len(moves))
+
+    def at(self, task: np.ndarray, step: np.ndarray) -> np.ndarray:
+        index = np.searchsorted(self.keys, np.asarray(task) * self.span + step, side="right") - 1
+        return self.cpus[index]
+
+
+def write_trace(trace: Trace, path: str | Path, *, check: bool = True) -> Path:
+    """Write ``trace`` in the replay contract's text format; validate first unless told not to.
+
+    >>> import tempfile, os
+    >>> from memcglab.trace import read_trace
+    >>> ops, _ = hierarchy(1, 0)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = write_trace(Trace(2, ops), os.path.join(d, "t.trace"))
+    ...     len(read_trace(str(p)).ops)
+    1
+    """
+    if check:
+        validate(trace)
+    path = Path(path)
+    path.write_text(to_text(trace), encoding="utf-8")
+    return path
