@@ -18,6 +18,7 @@ from memcglab.trace import TraceError, read_trace
 __all__ = ["add_arguments", "run"]
 
 _DIGITS = re.compile(r"[0-9]+\Z")
+_RANGES = {"slots": "1 and 2^24", "seed": "0 and 2^64-1", "batch": "1 and 524287"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +36,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _integer(name: str, text: str) -> int:
     if not _DIGITS.match(text):
-        raise ValueError(f"--{name}={text!r}: must be a decimal integer")
-    return int(text)
+        raise ValueError(f"--{name}={text[:40]!r}: must be a decimal integer")
+    significant = text.lstrip("0") or "0"
+    # int() refuses strings past sys.get_int_max_str_digits(); every bound has at most
+    # 20 digits, so a longer value is only reported out of range, by its length.
+    if len(significant) > 20:
+        raise ValueError(f"--{name}: a {len(significant)}-digit value; must be between "
+                         f"{_RANGES[name]}")
+    return int(significant)
 
 
 def _fail(message: str, status: int) -> int:

@@ -326,7 +326,8 @@ def test_to_text_is_canonical():
 
 
 @st.composite
-def valid_traces(draw, max_cpus: int = MAX_CPUS, max_nr: int = NR_MAX, max_ops: int = 40):
+def valid_traces(draw, max_cpus: int = MAX_CPUS, max_nr: int = NR_MAX, max_ops: int = 40,
+                 max_pages: int = PAGES_MAX, max_id: int = MEMCG_ID_MAX):
     """A random trace that obeys every rule of the format (unvalidated numpy form)."""
     cpus = draw(st.integers(1, max_cpus))
     online, offline, children = [0], set(), {0: 0}
@@ -341,9 +342,9 @@ def valid_traces(draw, max_cpus: int = MAX_CPUS, max_nr: int = NR_MAX, max_ops: 
         kind = draw(st.sampled_from(kinds))
         live = draw(st.sampled_from(online))
         if kind == "cgroup":
-            new = draw(st.integers(1, MEMCG_ID_MAX).filter(
+            new = draw(st.integers(1, max_id).filter(
                 lambda i: i not in children and i not in offline))
-            limit = draw(st.one_of(st.just(PAGE_COUNTER_MAX), st.integers(1, PAGES_MAX)))
+            limit = draw(st.one_of(st.just(PAGE_COUNTER_MAX), st.integers(1, max_pages)))
             rows.append((OP_CGROUP, -1, new, limit, live, nested))
             online.append(new)
             children[new], parent_of[new] = 0, live
@@ -360,7 +361,7 @@ def valid_traces(draw, max_cpus: int = MAX_CPUS, max_nr: int = NR_MAX, max_ops: 
         elif kind == "cpu_dead":
             rows.append((OP_CPU_DEAD, cpu, 0, 0, -1, nested))
         elif kind == "set_max":
-            rows.append((OP_SET_MAX, -1, live, draw(st.integers(1, PAGES_MAX)), -1, nested))
+            rows.append((OP_SET_MAX, -1, live, draw(st.integers(1, max_pages)), -1, nested))
         else:
             rows.append((OP_OFFLINE, -1, live, 0, -1, nested))
             online.remove(live)
