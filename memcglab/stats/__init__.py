@@ -1,0 +1,42 @@
+"""Statistics: tests from summary statistics, calibration, and the verdicts on the seeds.
+
+The only layer, with ``memcglab.published``, that reads published numbers. It
+compares them with what memcglab simulates; nothing here feeds a simulation.
+
+* :mod:`~memcglab.stats.inference`: Welch, TOST, equivalence margins, bootstrap CIs,
+  paired Wilcoxon, effect sizes, perf stat's "( +- x% )";
+* :mod:`~memcglab.stats.calibration`: least-squares calibration with parameter
+  intervals, out-of-sample and leave-one-out errors;
+* :mod:`~memcglab.stats.netperf`: seed 000, calibrated on one column, predicting the other;
+* :mod:`~memcglab.stats.verdicts`: seed 003, seed 004, LRU vs random.
+"""
+
+from memcglab.stats.calibration import Fit, calibrate, leave_one_out, mape, prediction_errors
+from memcglab.stats.inference import (
+    TostResult,
+    WelchResult,
+    bootstrap_ci,
+    cohens_d,
+    equivalence_margin,
+    hedges_g,
+    paired_wilcoxon,
+    perf_rse_to_sd,
+    tost,
+    welch,
+    welch_df,
+)
+from memcglab.stats.netperf import NetperfPrereg, NetperfVerdict, verdict_000
+from memcglab.stats.verdicts import (
+    verdict_003,
+    verdict_003_simulated,
+    verdict_004,
+    verdict_lru_random,
+)
+
+__all__ = [
+    "Fit", "calibrate", "leave_one_out", "mape", "prediction_errors",
+    "TostResult", "WelchResult", "bootstrap_ci", "cohens_d", "equivalence_margin", "hedges_g",
+    "paired_wilcoxon", "perf_rse_to_sd", "tost", "welch", "welch_df",
+    "NetperfPrereg", "NetperfVerdict", "verdict_000",
+    "verdict_003", "verdict_003_simulated", "verdict_004", "verdict_lru_random",
+]

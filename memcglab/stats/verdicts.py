@@ -1,0 +1,191 @@
+"""The verdicts the notebooks show for seeds 003 and 004 and the LRU-vs-random claim.
+
+Each returns a tidy table. The published side comes from ``memcglab.published``; the
+simulated side is passed in (samples over seeds or trials), so every verdict can be
+computed from hand-made inputs. Seed 000's verdict is in ``memcglab.stats.netperf``.
+
+>>> v = verdict_003()
+>>> v[["cgroups", "equivalent"]].values.tolist()
+[[1, True], [4, True], [32, True]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from memcglab.published import load
+from memcglab.stats.inference import (
+    bootstrap_ci,
+    equivalence_margin,
+    hedges_g,
+    paired_wilcoxon,
+    tost,
+    welch,
+)
+
+__all__ = ["verdict_003", "verdict_003_simulated", "verdict_004", "verdict_lru_random"]
+
+_COLS_003 = ["cgroups", "n", "before_ms", "after_ms", "sd_before_ms", "sd_after_ms", "diff_ms",
+             "delta_pct", "welch_t", "welch_df", "welch_p", "hedges_g", "margin_pct", "tost_p",
+             "equivalent", "min_equiv_margin_pct", "verdict"]
+
+
+def _word(significant: bool, equivalent: bool, margin_pct: float) -> str:
+    if equivalent:
+        m = f"equivalent within +-{margin_pct:g}%"
+        return m + ", yet detectably different" if significant else m
+    return "different" if significant else "inconclusive"
+
+
+def _equivalence_rows(stats: list[dict], margin_pct: float, alpha: float) -> pd.DataFrame:
+    rows = []
+    for r in stats:
+        m1, s1, n1, m2, s2, n2 = (r[k] for k in ("m1", "s1", "n1", "m2", "s2", "n2"))
+        w = welch(m1, s1, n1, m2, s2, n2)
+        t = tost(m1, s1, n1, m2, s2, n2, margin=margin_pct / 100 * abs(m1), alpha=alpha)
+        rows.append({
+            "cgroups": r["cgroups"], "n": n1, "before_ms": r["before"], "after_ms": r["after"],
+            "sd_before_ms": s1, "sd_after_ms": s2, "diff_ms": w.diff,
+            "delta_pct": w.diff / m1 * 100, "welch_t": w.t, "welch_df": w.df, "welch_p": w.p,
+            "hedges_g": hedges_g(m1, s1, n1, m2, s2, n2), "margin_pct": margin_pct,
+            "tost_p": t.p, "equivalent": t.equivalent,
+            "min_equiv_margin_pct": equivalence_margin(m1, s1, n1, m2, s2, n2, alpha)
+            / abs(m1) * 100,
+            "verdict": _word(w.p < alpha, t.equivalent, margin_pct),
+        })
+    return pd.DataFrame(rows, columns=_COLS_003)
+
+
+def verdict_003(table: pd.DataFrame | None = None, margin_pct: float = 2.0, n: int = 30,
+                alpha: float = 0.05, diff_from: str = "delta") -> pd.DataFrame:
+    """Welch and TOST per row of seed 003's table, from its published numbers alone.
+
+    Assumptions, because the mail does not say: the one ``stddev`` per row applies to
+    both arms, and each arm has ``n`` = 30 observations (the 30 trials). With
+    ``diff_from="delta"`` the difference is ``delta_pct * before`` (the author computed
+    delta from unrounded means); ``"rounded"`` uses the printed whole milliseconds.
+    ``min_equiv_margin_pct`` is the smallest margin, in % of ``before``, at which TOST
+    declares equivalence.
+    """
+    if diff_from not in ("delta", "rounded"):
+        raise ValueError(f"diff_from={diff_from!r}: must be 'delta' or 'rounded'")
+    t = load("seed003_madvise").frame if table is None else table
+    stats = []
+    for _, r in t.iterrows():
+        m1 = float(r["before_ms"])
+        m2 = m1 * (1 + r["delta_pct"] / 100) if diff_from == "delta" else float(r["after_ms"])
+        s = float(r["stddev_ms"])
+        stats.append({"cgroups": int(r["cgroups"]), "before": m1, "after": float(r["after_ms"]),
+                      "m1": m1, "s1": s, "n1": n, "m2": m2, "s2": s, "n2": n})
+    return _equivalence_rows(stats, margin_pct, alpha)
+
+
+def verdict_003_simulated(samples: pd.DataFrame, margin_pct: float = 2.0, alpha: float = 0.05,
+                          before: str = "before", after: str = "after") -> pd.DataFrame:
+    """The same tests on simulated samples: columns cgroups, arm, value (one row per trial).
+
+    >>> s = pd.DataFrame({"cgroups": 1, "arm": ["before"] * 3 + ["after"] * 3,
+    ...                   "value": [10.0, 11.0, 12.0, 10.0, 11.5, 12.5]})
+    >>> round(float(verdict_003_simulated(s)["diff_ms"][0]), 3)
+    0.333
+    """
+    need = {"cgroups", "arm", "value"}
+    if not need <= set(samples.columns):
+        raise ValueError(f"samples needs columns {sorted(need)}; has {list(samples.columns)}")
+    arms = set(samples["arm"])
+    if not {before, after} <= arms:
+        raise ValueError(f"samples arms {sorted(arms)}: need {before!r} and {after!r}")
+    g = samples.groupby(["cgroups", "arm"])["value"].agg(["mean", "std", "count"])
+    stats = []
+    for c in sorted(samples["cgroups"].unique()):
+        b, a = g.loc[(c, before)], g.loc[(c, after)]
+        stats.append({"cgroups": int(c), "before": b["mean"], "after": a["mean"],
+                      "m1": b["mean"], "s1": b["std"], "n1": int(b["count"]),
+                      "m2": a["mean"], "s2": a["std"], "n2": int(a["count"])})
+    return _equivalence_rows(stats, margin_pct, alpha)
+
+
+def _mean_ci(x: np.ndarray, confidence: float, seed: int) -> tuple[float, float]:
+    if len(x) < 2:
+        return float("nan"), float("nan")
+    return bootstrap_ci(x, confidence=confidence, seed=seed)
+
+
+def verdict_004(regression_pct: np.ndarray | list[float],
+                fixed_gap_pct: np.ndarray | list[float] | None = None,
+                confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """The simulated regression (and the fix's gap) against seed 004's numbers.
+
+    ``regression_pct``: simulated throughput loss of the blamed layout vs its parent,
+    in % (positive = slower), one value per seed or simulated boot; ``fixed_gap_pct``
+    likewise for the fixed layout vs the parent. Judged against the published 4.38%
+    with the mail's boot-to-boot spread (up to 1.2%) as the noise band.
+    """
+    q = load("seed004_false_sharing").frame.set_index("quantity")["value"]
+    pub, noise, gap = (float(q[k]) for k in ("median_mremap_throughput_regression",
+                                             "boot_to_boot_spread", "fixed_gap_to_parent"))
+    rows = []
+    for name, data, published in (("regression", regression_pct, pub),
+                                  ("fixed_gap", fixed_gap_pct, gap)):
+        if data is None:
+            continue
+        x = np.asarray(data, dtype=float)
+        if x.ndim != 1 or len(x) == 0:
+            raise ValueError(f"{name}_pct: need a 1-D array of at least one value")
+        mean = float(x.mean())
+        lo, hi = _mean_ci(x, confidence, seed)
+        if name == "regression":
+            if abs(mean - pub) <= noise:
+                word = f"reproduces {pub:g}% within the {noise:g}% noise band"
+            elif mean > noise:
+                word = f"a regression above the noise, {mean - pub:+.2f} points from {pub:g}%"
+            else:
+                word = f"no regression beyond the {noise:g}% noise band"
+        elif abs(mean) <= gap:
+            word = f"within {gap:g}% of the parent, as published"
+        elif abs(mean) <= noise:
+            word = f"inside the {noise:g}% noise band but not within {gap:g}%"
+        else:
+            word = f"outside the {noise:g}% noise band"
+        rows.append({"quantity": name, "n": len(x), "simulated_mean_pct": mean,
+                     "ci_low": lo, "ci_high": hi, "published_pct": published,
+                     "noise_band_pct": noise, "difference_pct": mean - published,
+                     "verdict": word})
+    return pd.DataFrame(rows)
+
+
+def verdict_lru_random(paired: pd.DataFrame, higher_is_better: bool = True,
+                       confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Random's advantage over LRU, per seed, with a CI over seeds, against "1% to 3%".
+
+    ``paired`` has columns seed, random, lru: the same metric for both policies on
+    the same seeds (throughput, or cycles per op with ``higher_is_better=False``).
+    The advantage is random's gain in % of LRU's performance.
+    """
+    need = {"seed", "random", "lru"}
+    if not need <= set(paired.columns):
+        raise ValueError(f"paired needs columns {sorted(need)}; has {list(paired.columns)}")
+    if len(paired) < 2:
+        raise ValueError(f"paired has {len(paired)} seeds; a CI over seeds needs at least 2")
+    r, lru = paired["random"].to_numpy(float), paired["lru"].to_numpy(float)
+    adv = (r / lru - 1) * 100 if higher_is_better else (lru / r - 1) * 100
+    c = load("claims").frame.set_index("claim_id").loc["lru_vs_random"]
+    low, high = float(c["low"]), float(c["high"])
+    lo, hi = bootstrap_ci(adv, confidence=confidence, seed=seed)
+    try:
+        stat, p = paired_wilcoxon(r, lru)
+    except ValueError:  # identical policies on every seed
+        stat, p = float("nan"), 1.0
+    if low <= lo and hi <= high:
+        word = f"inside the claimed {low:g}-{high:g}%"
+    elif hi < low:
+        word = "LRU better" if hi < 0 else f"below the claimed {low:g}-{high:g}%"
+    elif lo > high:
+        word = f"above the claimed {low:g}-{high:g}%"
+    else:
+        word = f"consistent with {low:g}-{high:g}% (the interval overlaps it)"
+    return pd.DataFrame([{
+        "n_seeds": len(adv), "mean_advantage_pct": float(adv.mean()), "ci_low": lo,
+        "ci_high": hi, "wilcoxon_stat": stat, "wilcoxon_p": p, "claim_low_pct": low,
+        "claim_high_pct": high, "verdict": word}])

@@ -1,0 +1,137 @@
+"""Verdicts for seeds 003 and 004 and the LRU-vs-random claim, from hand-made inputs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats as st
+
+from memcglab.stats.verdicts import (
+    verdict_003,
+    verdict_003_simulated,
+    verdict_004,
+    verdict_lru_random,
+)
+
+
+def test_verdict_003_row1_by_hand():
+    v = verdict_003(diff_from="rounded").set_index("cgroups")
+    se = 5.097 * math.sqrt(2 / 30)  # 1.31604
+    r = v.loc[1]
+    assert r["diff_ms"] == -5.0
+    assert r["welch_t"] == pytest.approx(-5 / se)
+    assert r["welch_df"] == pytest.approx(58.0)
+    assert r["welch_p"] == pytest.approx(2 * st.t.sf(5 / se, 58))
+    assert r["min_equiv_margin_pct"] == pytest.approx((5 + st.t.ppf(0.95, 58) * se) / 446 * 100)
+    # +-2% of 446 ms is 8.92 ms; TOST's binding side is (-5 + 8.92) / se
+    assert r["tost_p"] == pytest.approx(st.t.sf((8.92 - 5) / se, 58))
+
+
+def test_verdict_003_uses_the_unrounded_delta_by_default():
+    v = verdict_003().set_index("cgroups")
+    assert v.loc[1, "diff_ms"] == pytest.approx(-0.01195 * 446)
+    assert v.loc[32, "delta_pct"] == pytest.approx(0.061)
+
+
+def test_verdict_003_margin_decides():
+    v = verdict_003(margin_pct=2.0)
+    assert v["equivalent"].all()
+    narrow = verdict_003(margin_pct=1.0).set_index("cgroups")
+    # row 1 needs about 1.69%: not equivalent at 1%, the others are
+    assert narrow["equivalent"].tolist() == [False, True, True]
+    assert narrow.loc[1, "verdict"] == "different"
+    assert narrow.loc[32, "verdict"] == "equivalent within +-1%"
+
+
+def test_verdict_003_smaller_n_widens_the_margin():
+    a = verdict_003(n=30)["min_equiv_margin_pct"]
+    b = verdict_003(n=5)["min_equiv_margin_pct"]
+    assert (b > a).all()
+
+
+def test_verdict_003_custom_table_and_bad_option():
+    t = pd.DataFrame({"cgroups": [2], "before_ms": [100.0], "after_ms": [100.0],
+                      "stddev_ms": [10.0], "delta_pct": [0.0]})
+    v = verdict_003(t, n=4)
+    assert v.loc[0, "verdict"] == "inconclusive"
+    with pytest.raises(ValueError, match="diff_from='after'"):
+        verdict_003(diff_from="after")
+
+
+def test_verdict_003_simulated_matches_summary_statistics():
+    rng = np.random.default_rng(5)
+    b, a = rng.normal(446, 5, 30), rng.normal(441, 5, 30)
+    s = pd.DataFrame({"cgroups": 1, "arm": ["before"] * 30 + ["after"] * 30,
+                      "value": np.concatenate([b, a])})
+    v = verdict_003_simulated(s).iloc[0]
+    direct = st.ttest_ind(a, b, equal_var=False)
+    assert v["welch_t"] == pytest.approx(direct.statistic)
+    assert v["welch_p"] == pytest.approx(direct.pvalue)
+    assert v["n"] == 30 and v["diff_ms"] == pytest.approx(a.mean() - b.mean())
+    with pytest.raises(ValueError, match="need 'before' and 'after'"):
+        verdict_003_simulated(s.replace({"arm": {"after": "later"}}))
+    with pytest.raises(ValueError, match="samples needs columns"):
+        verdict_003_simulated(s.rename(columns={"value": "ms"}))
+
+
+@pytest.mark.parametrize("sims, word", [
+    ([4.0, 4.5, 5.0], "reproduces 4.38% within the 1.2% noise band"),
+    ([8.0, 9.0], "a regression above the noise, +4.12 points from 4.38%"),
+    ([0.1, 0.3], "no regression beyond the 1.2% noise band"),
+])
+def test_verdict_004_regression(sims, word):
+    v = verdict_004(sims).set_index("quantity").loc["regression"]
+    assert v["verdict"] == word
+    assert v["published_pct"] == 4.38 and v["noise_band_pct"] == 1.2
+    assert v["simulated_mean_pct"] == pytest.approx(np.mean(sims))
+
+
+def test_verdict_004_fixed_gap_and_single_value():
+    v = verdict_004([4.4], fixed_gap_pct=[0.2, 0.3]).set_index("quantity")
+    assert np.isnan(v.loc["regression", "ci_low"])
+    assert v.loc["fixed_gap", "verdict"] == "within 0.5% of the parent, as published"
+    v = verdict_004([4.4], fixed_gap_pct=[1.0]).set_index("quantity")
+    assert v.loc["fixed_gap", "verdict"] == "inside the 1.2% noise band but not within 0.5%"
+    with pytest.raises(ValueError, match="regression_pct: need a 1-D array"):
+        verdict_004([])
+
+
+def _paired(adv_pct):
+    lru = np.array([100.0, 102.0, 98.0, 101.0, 99.0, 100.5])
+    return pd.DataFrame({"seed": range(6), "lru": lru, "random": lru * (1 + np.asarray(adv_pct)
+                                                                          / 100)})
+
+
+def test_lru_random_inside_claim():
+    v = verdict_lru_random(_paired([1.8, 2.0, 2.2, 1.9, 2.1, 2.0])).iloc[0]
+    assert v["mean_advantage_pct"] == pytest.approx(2.0)
+    assert v["verdict"] == "inside the claimed 1-3%"
+    assert v["wilcoxon_p"] == pytest.approx(2 / 64)  # all six positive, exact
+
+
+def test_lru_random_other_outcomes():
+    assert verdict_lru_random(_paired([-1.0, -1.2, -0.8, -1.1, -0.9, -1.0])).iloc[0][
+        "verdict"] == "LRU better"
+    assert verdict_lru_random(_paired([0.3, 0.5, 0.4, 0.6, 0.5, 0.4])).iloc[0][
+        "verdict"] == "below the claimed 1-3%"
+    assert verdict_lru_random(_paired([6.0, 7.0, 6.5, 6.2, 6.8, 6.4])).iloc[0][
+        "verdict"] == "above the claimed 1-3%"
+    wide = verdict_lru_random(_paired([0.0, 5.0, 1.0, 4.0, 0.5, 3.5])).iloc[0]
+    assert wide["verdict"].startswith("consistent with 1-3%")
+
+
+def test_lru_random_lower_is_better_and_errors():
+    cyc = pd.DataFrame({"seed": [0, 1, 2], "random": [98.0, 97.0, 98.0],
+                        "lru": [100.0, 100.0, 100.0]})
+    v = verdict_lru_random(cyc, higher_is_better=False).iloc[0]
+    assert v["mean_advantage_pct"] == pytest.approx(np.mean([100 / 98, 100 / 97, 100 / 98]) * 100
+                                                    - 100)
+    same = cyc.assign(random=cyc["lru"])
+    assert verdict_lru_random(same).iloc[0]["wilcoxon_p"] == 1.0
+    with pytest.raises(ValueError, match="at least 2"):
+        verdict_lru_random(cyc.iloc[:1])
+    with pytest.raises(ValueError, match="paired needs columns"):
+        verdict_lru_random(cyc.drop(columns="lru"))
