@@ -1,0 +1,82 @@
+"""Compiled try_charge_memcg(): the charge path with the kernel's retry loop.
+
+Port of ``try_charge_memcg`` of mm/memcontrol.c (6952350/linux-6.18.y 312d9602fe3e;
+the v6.15 function has the same shape for ``single``), and of its RFC 5/8 form for
+``pcstock``, under the replay contract's machine: GFP_KERNEL, reclaim frees
+nothing, the memcg OOM killer makes no progress, no memory.high and no memsw.
+So of the kernel's exits only these remain, in the kernel's order:
+
+1. ``consume_stock`` (not ``pcstock``: its counter checks its own stock);
+2. ``page_counter_try_charge(&memcg->memory, batch)``; success goes to
+   ``done_restock``, which refills the surplus ``batch - nr_pages``;
+3. ``batch > nr_pages``: retry once at the exact size, no event;
+4. ``MEMCG_MAX`` on the memcg over its limit; ``mem_cgroup_margin() >= nr_pages``
+   retries (never true sequentially, kept for fidelity);
+5. the first time, ``drain_all_stock(mem_over_limit)`` and retry;
+6. ``nr_reclaimed`` is 0, so only ``nr_retries--`` (16) retries, then
+   ``mem_cgroup_oom()`` fails and the charge returns ``-ENOMEM``.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from memcglab.engine.pagecounter import mem_cgroup_margin, try_charge_walk
+from memcglab.engine.pcstock import STOCK_HIT, pc_drain_all_stock, pc_try_charge
+from memcglab.engine.state import G_BATCH, G_HITS, G_MODEL, M_PCSTOCK
+from memcglab.engine.stocks import consume_stock, memcg_drain_all_stock, refill_stock
+
+__all__ = ["MAX_RECLAIM_RETRIES", "drain_all_stock", "try_charge_memcg"]
+
+MAX_RECLAIM_RETRIES = 16  # mm/internal.h
+
+
+@njit(cache=True)
+def drain_all_stock(s, root):
+    """drain_all_stock(root_memcg) of the model in use."""
+    if s.g[G_MODEL] == M_PCSTOCK:
+        pc_drain_all_stock(s, root)
+    else:
+        memcg_drain_all_stock(s, root)
+
+
+@njit(cache=True)
+def try_charge_memcg(s, m, nr_pages, cpu, nested):
+    """try_charge_memcg(memcg, GFP_KERNEL, nr_pages): True on success, False for -ENOMEM."""
+    pcstock = s.g[G_MODEL] == M_PCSTOCK
+    batch = max(s.g[G_BATCH], nr_pages)
+    nr_retries = MAX_RECLAIM_RETRIES
+    drained = False
+    while True:  # retry:
+        if pcstock:
+            fail = pc_try_charge(s, m, nr_pages, cpu, nested)
+            if fail == STOCK_HIT:
+                s.g[G_HITS] += 1
+                return True
+            if fail < 0:
+                return True  # done_restock: the RFC removed the refill
+        else:
+            if consume_stock(s, m, nr_pages, cpu, nested):
+                s.g[G_HITS] += 1
+                return True
+            fail = try_charge_walk(s, m, batch, cpu)
+            if fail < 0:
+                if batch > nr_pages:  # done_restock
+                    refill_stock(s, m, batch - nr_pages, cpu, nested)
+                return True
+            if batch > nr_pages:
+                batch = nr_pages
+                continue
+        mem_over_limit = fail
+        s.maxev[mem_over_limit] += 1  # __memcg_memory_event(mem_over_limit, MEMCG_MAX)
+        # try_to_free_mem_cgroup_pages() reclaims nothing on the contract's machine.
+        if mem_cgroup_margin(s, mem_over_limit) >= nr_pages:
+            continue
+        if not drained:
+            drain_all_stock(s, mem_over_limit)
+            drained = True
+            continue
+        if nr_retries:
+            nr_retries -= 1
+            continue
+        return False  # mem_cgroup_oom() makes no progress: nomem, -ENOMEM

@@ -1,0 +1,193 @@
+"""The engine driver: argument checks, chunked validation and replay, results.
+
+:class:`Engine` holds one replay's compiled state between chunks, so a trace of
+any length streams through in bounded memory; :func:`replay_compiled` and
+:func:`replay_chunks` are the one-call forms. Results are the replay contract's
+JSON object (the dict ``memcglab.replay.replay`` returns) and, on request,
+:class:`memcglab.events.ChargeEvents`.
+
+>>> from memcglab.trace import parse_text
+>>> t = parse_text("memcglab-trace 1\\ncpus 2\\ncgroup 5 0\\ncharge 1 5 3\\n")
+>>> r = replay_compiled(t)
+>>> r["counters"], r["stocks"][1][0], r["memcgs"]["5"]["usage"]
+({'walks': 1, 'stock_hits': 0, 'evictions': 0}, [5, 61], 64)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from memcglab import replay
+from memcglab.engine.loop import run_ops
+from memcglab.engine.results import charge_events, contract_dict
+from memcglab.engine.state import (
+    G_NMEMCG,
+    LIMIT_CLAMP,
+    M_SINGLE,
+    MODEL_CODES,
+    State,
+    grow,
+    new_state,
+)
+from memcglab.engine.validate import ChunkValidator
+from memcglab.events import ChargeEvents
+from memcglab.models import check_options
+from memcglab.trace import OP_DTYPE, OP_NAMES, Trace
+
+__all__ = ["Engine", "InvariantViolation", "replay_compiled", "replay_chunks", "check_args",
+           "CHUNK"]
+
+CHUNK = 1 << 20  # rows replayed per compiled call (bounds the temporary columns)
+
+
+class InvariantViolation(replay.InvariantViolation):
+    """``check=True``: the conservation invariant fails after operation ``index``.
+
+    A subclass of the faithful replay's exception with the same attributes
+    (``index``: 0-based operation index, ``line``: its text line, 0 for a trace
+    built in memory) and the same message, so callers handle both engines alike.
+    """
+
+
+def check_args(model: str, slots: int, seed: int, batch: int) -> int:
+    """Validate the replay options (the faithful replay's checks); return the model code.
+
+    >>> check_args("multi", 7, 0, 128)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: batch=128: the multi model allows at most 127 ...
+    """
+    check_options(model, slots, seed, batch)
+    return MODEL_CODES[model]
+
+
+class Engine:
+    """One compiled replay, fed chunk by chunk (each an ``OP_DTYPE`` array).
+
+    Each chunk is validated before it is replayed; a bad row raises the faithful
+    ``TraceError`` (the engine's state is then unusable). With ``check``, an
+    invariant failure raises :class:`InvariantViolation`.
+    """
+
+    def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
+                 batch: int = 64, check: bool = False, events: bool = False,
+                 source: str = "<memory>") -> None:
+        code = check_args(model, slots, seed, batch)
+        self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
+        self.source = source
+        self.validator = ChunkValidator(cpus, code == M_SINGLE, source)
+        self.state: State = new_state(code, cpus, slots, batch, seed, events=events,
+                                      check=check)
+        self.replayed = 0
+
+    def validate(self, ops: np.ndarray) -> None:
+        """Validate a chunk (in trace order) without replaying it."""
+        for start in range(0, len(ops), CHUNK):
+            self.validator.check(ops[start:start + CHUNK])
+
+    def replay(self, ops: np.ndarray) -> None:
+        """Replay a chunk that :meth:`validate` has accepted."""
+        for start in range(0, len(ops), CHUNK):
+            part = ops[start:start + CHUNK]
+            mem, par = self.validator.dense(part)
+            self.state = grow(self.state, len(self.validator.ids))
+            arg = np.minimum(part["arg"], np.uint64(LIMIT_CLAMP)).astype(np.int64)
+            bad, _, _ = run_ops(self.state, part["op"], part["nested"], part["cpu"], mem, par,
+                                arg)
+            if bad >= 0:
+                self._violation(part[bad], self.replayed + bad)
+            self.replayed += len(part)
+
+    def feed(self, ops: np.ndarray) -> None:
+        """Validate, then replay, the next chunk."""
+        if ops.dtype != OP_DTYPE:
+            raise TypeError(f"chunk must have dtype OP_DTYPE, not {ops.dtype}")
+        self.validate(ops)
+        self.replay(ops)
+
+    def result(self) -> dict:
+        """The replay contract's JSON object for the operations replayed so far."""
+        return contract_dict(self.state, self.validator.ids, self.model, self.slots,
+                             self.seed, self.batch)
+
+    def events(self) -> ChargeEvents:
+        """Per-CPU and per-memcg event counts (requires ``events=True``)."""
+        return charge_events(self.state, self.validator.ids)
+
+    def _violation(self, row: np.void, index: int) -> None:
+        # The faithful replay's wording: the first memcg (creation order) whose usage
+        # does not add up, else the first stock outside its bounds.
+        s, ids = self.state, self.validator.ids
+        n, ncpus = int(s.g[G_NMEMCG]), len(s.hi)
+        problem = None
+        if self.model == "pcstock":
+            stocked = s.pcs[:n].sum(axis=1)
+        else:
+            occupied = s.cached >= 0
+            stocked = np.bincount(s.cached[occupied], weights=s.nrp[occupied],
+                                  minlength=n).astype(np.int64)
+        children = np.bincount(s.parent[1:n], weights=s.usage[1:n], minlength=n)
+        for m in range(n):
+            if s.usage[m] != s.held[m] + stocked[m] + children[m]:
+                problem = (f"memcg {ids[m]}: usage {s.usage[m]} != held {s.held[m]} + "
+                           f"stocked {stocked[m]} + children {int(children[m])}")
+                break
+        if problem is None and self.model == "pcstock":
+            for m, cpu in zip(*np.nonzero((s.pcs[:n] < 0) | (s.pcs[:n] > self.batch)),
+                              strict=True):
+                problem = (f"cpu {cpu} stock of memcg {ids[m]} holds {s.pcs[m, cpu]} pages "
+                           f"(batch {self.batch})")
+                break
+        elif problem is None:
+            per = len(s.cached) // ncpus
+            for idx in np.flatnonzero(((s.cached < 0) & (s.nrp != 0)) | (s.nrp > self.batch)):
+                cpu, slot = divmod(int(idx), per)
+                pages = int(s.nrp[idx])
+                if self.model == "single":
+                    problem = (f"cpu {cpu} stock is empty but holds {pages} pages"
+                               if s.cached[idx] < 0 else
+                               f"cpu {cpu} stock holds {pages} pages (batch {self.batch})")
+                else:
+                    problem = (f"cpu {cpu} slot {slot} is empty but holds {pages} pages"
+                               if s.cached[idx] < 0 else
+                               f"cpu {cpu} slot {slot} holds {pages} pages (batch {self.batch})")
+                break
+        name = OP_NAMES[row["op"]]
+        raise InvariantViolation(index, int(row["line"]),
+                                 f"conservation broken after operation {index + 1} ({name}): "
+                                 f"{problem}")
+
+
+def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0,
+                    batch: int = 64, check: bool = False, events: bool = False
+                    ) -> dict | tuple[dict, ChargeEvents]:
+    """Replay ``trace`` with the compiled engine: the contract's JSON object.
+
+    The same dict as ``memcglab.replay.replay`` (so ``memcglab.replay.dumps`` of
+    both is byte-identical). The whole trace is validated first. ``events=True``
+    returns ``(dict, ChargeEvents)``. Raises ``ValueError`` for bad options,
+    ``memcglab.trace.TraceError`` for a bad trace and :class:`InvariantViolation`
+    when ``check`` finds one.
+    """
+    engine = Engine(trace.cpus, model, slots, seed, batch, check, events, trace.source)
+    engine.validate(trace.ops)
+    engine.replay(trace.ops)
+    return (engine.result(), engine.events()) if events else engine.result()
+
+
+def replay_chunks(cpus: int, chunks: Iterable[np.ndarray], model: str = "multi",
+                  slots: int = 7, seed: int = 0, batch: int = 64, check: bool = False,
+                  events: bool = False, source: str = "<memory>"
+                  ) -> dict | tuple[dict, ChargeEvents]:
+    """Stream ``OP_DTYPE`` chunks through one engine (state persists between chunks).
+
+    Memory is bounded by the largest chunk plus the per-memcg and per-CPU state.
+    Each chunk is validated before it is replayed, so an error in a later chunk
+    still raises before any result is returned.
+    """
+    engine = Engine(cpus, model, slots, seed, batch, check, events, source)
+    for chunk in chunks:
+        engine.feed(chunk)
+    return (engine.result(), engine.events()) if events else engine.result()

@@ -1,0 +1,159 @@
+"""Compiled page_counter stock: the ``pcstock`` model.
+
+Ports the per-page_counter stock of Joshua Hahn's RFC "[PATCH 0/8 RFC]
+mm/memcontrol, page_counter: move stock from mem_cgroup to page_counter"
+(10 Apr 2026, lore 20260410210742.550489-1-joshua.hahnjy@gmail.com; seed 003),
+cgroup v2 (no memsw stock): the stock-aware ``page_counter_try_charge`` (2/8) and
+``page_counter_uncharge`` (3/8), the drain APIs (4/8), the memcg conversion (5/8)
+and the parent drain at css_online (7/8). ``pcs[m, cpu]`` is ``nr_pages`` of CPU
+``cpu``'s stock of memcg ``m``'s ``memory`` counter and ``pcbatch[m]`` its
+``batch``. Every memcg's stock is enabled at css_online (the allocation never
+fails here), so ``counter->stock`` is never NULL.
+
+Event conventions (the RFC has no slots): each look at this CPU's stock under the
+trylock counts one ``slots_scanned``; a charge that finds the stock empty is a
+``miss_absent``, one that finds too few pages a ``miss_short``, and a failed trylock
+a ``miss_bypass``.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from memcglab.engine.pagecounter import ev, try_charge_walk, uncharge_walk
+from memcglab.engine.state import (
+    E_DRAINS,
+    E_MISS_ABSENT,
+    E_MISS_BYPASS,
+    E_MISS_SHORT,
+    E_SLOTS_SCANNED,
+    E_STOCK_HITS,
+    G_NCPUS,
+)
+
+__all__ = ["STOCK_HIT", "pc_try_charge", "pc_uncharge", "page_counter_drain_stock",
+           "page_counter_drain_cpu", "pc_drain_all_stock", "pc_cpu_dead",
+           "page_counter_disable_stock"]
+
+#: pc_try_charge() result for a charge served by the stock (no walk).
+STOCK_HIT = -2
+
+
+@njit(cache=True)
+def pc_try_charge(s, m, nr_pages, cpu, nested):
+    """page_counter_try_charge() with the RFC 2/8 stock; -2 stock hit, -1 walked, else *fail.
+
+    A ``nested`` operation fails every local_trylock: the stock is skipped and the
+    surplus of a batch charge goes back through page_counter_uncharge().
+    """
+    if not nested:
+        ev(s, E_SLOTS_SCANNED, cpu, m, 1)
+        stock_pages = s.pcs[m, cpu]
+        if stock_pages >= nr_pages:
+            s.pcs[m, cpu] = stock_pages - nr_pages
+            ev(s, E_STOCK_HITS, cpu, m, 1)
+            return STOCK_HIT
+        ev(s, E_MISS_ABSENT if stock_pages == 0 else E_MISS_SHORT, cpu, m, 1)
+    else:
+        ev(s, E_MISS_BYPASS, cpu, m, 1)
+    charge = max(s.pcbatch[m], nr_pages)
+    while True:  # retry:
+        fail = try_charge_walk(s, m, charge, cpu)
+        if fail < 0:
+            # charge > nr_pages implies this page_counter has stock enabled
+            if charge > nr_pages:
+                if not nested:
+                    s.pcs[m, cpu] += charge - nr_pages
+                else:
+                    pc_uncharge(s, m, charge - nr_pages, cpu, nested)
+            return -1
+        if charge > nr_pages:
+            charge = nr_pages  # retry without trying to grab extra pages for the stock
+            continue
+        return fail
+
+
+@njit(cache=True)
+def pc_uncharge(s, m, nr_pages, cpu, nested):
+    """page_counter_uncharge() with the RFC 3/8 stock: deposit, cancel only the excess."""
+    charge = nr_pages
+    if not nested:
+        ev(s, E_SLOTS_SCANNED, cpu, m, 1)
+        stock_pages = s.pcs[m, cpu] + nr_pages
+        batch = s.pcbatch[m]
+        if stock_pages > batch:
+            charge = stock_pages - batch
+            s.pcs[m, cpu] = batch
+        else:
+            s.pcs[m, cpu] = stock_pages
+            return
+    uncharge_walk(s, m, charge, cpu)  # page_counter_cancel_hierarchy()
+
+
+@njit(cache=True)
+def _drain_stock_cpu(s, m, cpu):
+    # page_counter_drain_stock_cpu() / page_counter_drain_cpu(): grab, zero, cancel.
+    nr_pages = s.pcs[m, cpu]
+    s.pcs[m, cpu] = 0
+    if nr_pages:
+        uncharge_walk(s, m, nr_pages, cpu)
+        ev(s, E_DRAINS, cpu, m, 1)
+
+
+@njit(cache=True)
+def page_counter_drain_stock(s, m):
+    """page_counter_drain_stock() (RFC 4/8): work_on_cpu() on every online CPU, in order."""
+    for cpu in range(s.g[G_NCPUS]):
+        _drain_stock_cpu(s, m, cpu)
+
+
+@njit(cache=True)
+def page_counter_drain_cpu(s, m, cpu):
+    """page_counter_drain_cpu() (RFC 4/8): a dead CPU's stock, without the lock."""
+    _drain_stock_cpu(s, m, cpu)
+
+
+@njit(cache=True)
+def _next_preorder(s, c, root):
+    # css_next_descendant_pre() within root's subtree (children in creation order); -1 at end.
+    if s.first[c] >= 0:
+        return s.first[c]
+    while c != root and s.nxt[c] < 0:
+        c = s.parent[c]
+    if c == root:
+        return -1
+    return s.nxt[c]
+
+
+@njit(cache=True)
+def pc_drain_all_stock(s, root):
+    """drain_all_stock() after RFC 5/8: for_each_mem_cgroup_tree(), drain each memory stock."""
+    c = root
+    while c >= 0:
+        page_counter_drain_stock(s, c)
+        c = _next_preorder(s, c, root)
+
+
+@njit(cache=True)
+def pc_cpu_dead(s, cpu):
+    """memcg_hotplug_cpu_dead() after RFC 5/8: page_counter_drain_cpu() for every memcg."""
+    c = 0
+    while c >= 0:
+        page_counter_drain_cpu(s, c, cpu)
+        c = _next_preorder(s, c, 0)
+
+
+@njit(cache=True)
+def page_counter_disable_stock(s, m):
+    """page_counter_disable_stock() (RFC 1/8 + 3/8): cancel the summed stock, batch = 0.
+
+    The sum is an ``unsigned int`` in the RFC; the per-CPU values are not zeroed.
+    At css_offline the preceding drain_all_stock() has emptied them, so nothing is
+    cancelled in practice. The kernel names no CPU for this cancel; CPU 0 gets it.
+    """
+    stock_to_drain = 0
+    for cpu in range(s.g[G_NCPUS]):
+        stock_to_drain = (stock_to_drain + s.pcs[m, cpu]) & 0xFFFFFFFF
+    if stock_to_drain:
+        uncharge_walk(s, m, stock_to_drain, 0)
+    s.pcbatch[m] = 0

@@ -1,0 +1,106 @@
+"""Small random valid traces for differential and property tests of the engine.
+
+Built with a seeded ``numpy.random.Generator`` so that every failure is
+reproducible from its seed. The traces are tiny (tens of operations, 1-4 CPUs,
+a handful of memcgs, small limits), so that failed charges, evictions, stock
+overflows, drains, offlines, ``cpu_dead``, ``nested`` and ``set_max`` refusals all
+happen often. IDs mix small values, values of several digits (whose string and
+numeric orders differ) and the largest allowed ID.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memcglab.trace import (
+    MEMCG_ID_MAX,
+    OP_CGROUP,
+    OP_CHARGE,
+    OP_CPU_DEAD,
+    OP_DRAIN_ALL,
+    OP_DTYPE,
+    OP_OFFLINE,
+    OP_SET_MAX,
+    OP_UNCHARGE,
+    OP_UNCHARGE_DIRECT,
+    PAGE_COUNTER_MAX,
+    Trace,
+)
+
+_KINDS = (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT, OP_CGROUP, OP_DRAIN_ALL, OP_CPU_DEAD,
+          OP_SET_MAX, OP_OFFLINE)
+_WEIGHTS = np.array([34, 22, 8, 7, 5, 5, 6, 4], dtype=float)
+_WEIGHTS /= _WEIGHTS.sum()
+
+
+def _nr(rng: np.random.Generator, batch: int) -> int:
+    r = rng.random()
+    if r < 0.6:
+        return int(rng.integers(1, 9))
+    if r < 0.9:
+        return int(rng.integers(1, 2 * batch + 2))
+    return int(rng.integers(1, 400))
+
+
+def random_trace(seed: int, n_ops: int | None = None, batch: int = 64,
+                 nested: bool = True) -> Trace:
+    """A valid trace of about ``n_ops`` operations (random length 10-60 by default)."""
+    rng = np.random.default_rng(seed)
+    cpus = int(rng.integers(1, 5))
+    n_ops = int(rng.integers(10, 61)) if n_ops is None else n_ops
+    pool = [int(x) for x in rng.permutation(np.arange(1, 25))]
+    pool[:0] = [int(rng.integers(100, 10**6)), MEMCG_ID_MAX]
+    online = {0: True}
+    parent = {0: -1}
+    rows: list[tuple] = []
+
+    def live_children(m: int) -> int:
+        return sum(1 for c, p in parent.items() if p == m and online[c])
+
+    def add_cgroup() -> None:
+        if not pool:
+            return
+        mid = pool.pop(int(rng.integers(0, min(len(pool), 4))))
+        par = int(rng.choice([m for m in online if online[m]]))
+        limit = PAGE_COUNTER_MAX if rng.random() < 0.4 else int(rng.integers(1, 400))
+        online[mid], parent[mid] = True, par
+        rows.append((OP_CGROUP, False, -1, mid, par, limit))
+
+    for _ in range(int(rng.integers(1, 4))):
+        add_cgroup()
+    while len(rows) < n_ops:
+        kind = int(rng.choice(_KINDS, p=_WEIGHTS))
+        live = [m for m in online if online[m] and m != 0]
+        cpu = int(rng.integers(0, cpus))
+        nest = nested and rng.random() < 0.15
+        if kind == OP_CGROUP or not live:
+            add_cgroup()
+            continue
+        m = int(rng.choice(live))
+        if kind == OP_CHARGE:
+            rows.append((kind, nest, cpu, m, -1, _nr(rng, batch)))
+        elif kind in (OP_UNCHARGE, OP_UNCHARGE_DIRECT):
+            target = 0 if rng.random() < 0.05 else m
+            rows.append((kind, nest, cpu, target, -1, _nr(rng, batch)))
+        elif kind == OP_DRAIN_ALL:
+            target = 0 if rng.random() < 0.2 else m
+            rows.append((kind, nest, cpu, target, -1, 0))
+        elif kind == OP_CPU_DEAD:
+            rows.append((kind, nest, cpu, 0, -1, 0))
+        elif kind == OP_SET_MAX:
+            rows.append((kind, nest, -1, m, -1, int(rng.integers(1, 500))))
+        elif kind == OP_OFFLINE:
+            leaves = [x for x in live if live_children(x) == 0]
+            if leaves:
+                x = int(rng.choice(leaves))
+                online[x] = False
+                rows.append((kind, nest, -1, x, -1, 0))
+    ops = np.array([(op, nst, c, m, p, a, 0) for op, nst, c, m, p, a in rows], dtype=OP_DTYPE)
+    return Trace(cpus, ops, f"<random {seed}>")
+
+
+def without_nested(trace: Trace) -> Trace:
+    """The same trace with every ``nested`` flag cleared (the ``single`` model refuses it)."""
+    ops = trace.ops.copy()
+    ops["nested"] = False
+    return Trace(trace.cpus, ops, trace.source)
