@@ -37,11 +37,17 @@ class Fit:
     dof: int
     success: bool
     message: str
+    at_bound: np.ndarray
 
     def table(self) -> pd.DataFrame:
-        """Tidy (parameter, estimate, stderr, ci_low, ci_high)."""
+        """Tidy (parameter, estimate, stderr, ci_low, ci_high, at_bound).
+
+        An estimate at a bound means the data push the parameter past what is
+        physical; its linearised interval is then not meaningful.
+        """
         return pd.DataFrame({"parameter": self.names, "estimate": self.x, "stderr": self.stderr,
-                             "ci_low": self.ci_low, "ci_high": self.ci_high})
+                             "ci_low": self.ci_low, "ci_high": self.ci_high,
+                             "at_bound": self.at_bound})
 
     def __getitem__(self, name: str) -> float:
         return float(self.x[self.names.index(name)])
@@ -73,8 +79,11 @@ def calibrate(residuals: Callable[[np.ndarray], np.ndarray], x0: Sequence[float]
         half = st.t.ppf(0.5 + confidence / 2, dof) * stderr
     else:
         stderr = half = np.full(n, np.nan)
+    lb, ub = (np.broadcast_to(np.asarray(v, dtype=float), x0.shape) for v in b)
+    tol = 1e-9 * np.maximum(1.0, np.abs(res.x))
+    at_bound = (np.abs(res.x - lb) <= tol) | (np.abs(ub - res.x) <= tol)
     return Fit(names, res.x, stderr, res.x - half, res.x + half, res.fun, dof,
-               bool(res.success), str(res.message))
+               bool(res.success), str(res.message), at_bound)
 
 
 def prediction_errors(observed: Sequence[float], predicted: Sequence[float]) -> pd.DataFrame:

@@ -46,7 +46,8 @@ class NetperfPrereg:
     ``per_instance``: table values are per-instance averages. ``fit``: what is fitted
     on "without" (``other`` = w; ``memcg_scale`` = s, else s = 1). ``cpu_hz`` and
     ``mbit_per_op`` give K; without ``mbit_per_op`` only ratios are identified and
-    ``memcg_scale`` must be fitted. ``trace`` names the workload and its parameters.
+    ``memcg_scale`` must be fitted (``memcglab.workloads.netperf_rx`` charges once per
+    10 KiB message: 0.08192 Mbit per op). ``trace`` names the workload and its parameters.
     ``sensitivity``: (field, values) pairs whose product gives the alternatives.
     """
 
@@ -223,6 +224,8 @@ def verdict_000(simulated: pd.DataFrame, prereg: NetperfPrereg,
             "predicted_improvement_pct"]) > 0))),
         ("band_mape_with_low_pct", min(mape(with_, r["pred"]) for r in runs)),
         ("band_mape_with_high_pct", max(mape(with_, r["pred"]) for r in runs)),
+        ("fit_at_bound", ",".join(n for n, b in zip(fit.names, fit.at_bound, strict=True)
+                                  if b) or "none"),
         ("prereg_digest", prereg.digest()),
     ], columns=["metric", "value"])
     alts = pd.DataFrame([{

@@ -30,7 +30,7 @@ def test_linear_fit_matches_ordinary_least_squares_by_hand():
                                           rel=1e-6)
     assert fit.dof == 4 and fit["b"] == pytest.approx(coef[1])
     t = fit.table()
-    assert list(t.columns) == ["parameter", "estimate", "stderr", "ci_low", "ci_high"]
+    assert list(t.columns) == ["parameter", "estimate", "stderr", "ci_low", "ci_high", "at_bound"]
     assert (t["ci_low"] < t["estimate"]).all() and (t["estimate"] < t["ci_high"]).all()
 
 
@@ -43,6 +43,17 @@ def test_nonlinear_recovery_and_interval_coverage():
     assert fit.success
     assert fit.ci_low[0] < 3.0 < fit.ci_high[0]
     assert fit.ci_low[1] < 0.7 < fit.ci_high[1]
+    assert not fit.at_bound.any()
+
+
+def test_an_estimate_pushed_to_a_bound_is_flagged():
+    # y falls with x but the slope is bounded below by 0
+    y = np.array([5.0, 4.0, 3.0, 2.0])
+    x = np.arange(4.0)
+    fit = calibrate(lambda p: p[0] + p[1] * x - y, [1.0, 1.0], ["a", "b"],
+                    bounds=([0, 0], [np.inf, np.inf]))
+    assert fit.at_bound.tolist() == [False, True]
+    assert fit.table()["at_bound"].tolist() == [False, True]
 
 
 def test_no_spare_degrees_of_freedom_gives_nan_intervals():
