@@ -243,6 +243,14 @@ def test_equals_form_and_last_occurrence_wins(replay_cli):
     assert obj["stocks"][0][0] == [1, 17]  # batch 20: a 3-page charge stocks 17
 
 
+@pytest.mark.parametrize("model", ["single", "pcstock"])
+def test_single_and_pcstock_ignore_slots(replay_cli, model):
+    text = STOCKED + "charge 0 1 70\ncharge 2 2 1\ncharge 2 1 1\ncpu_dead 0\n"
+    one = replay_cli(text, "--model", model, "--slots", "1").json
+    many = replay_cli(text, "--model", model, "--slots", "9").json
+    assert (one.pop("slots"), many.pop("slots")) == (1, 9) and one == many
+
+
 def test_seed_selects_the_victim_stream(replay_cli):
     # 1 slot and 2 memcgs on one CPU: every refill of the other memcg evicts
     text = ("memcglab-trace 1\ncpus 1\ncgroup 1 0\ncgroup 2 0\n"

@@ -205,6 +205,7 @@ ERRORS = [
     (trace(*ONE, "cgroup 2 0 max=5 6"), 4, "cgroup"),
     (trace(*ONE, "cgroup 2 0 max=5 max=6"), 4, "cgroup"),
     (trace(*ONE, "cgroup 2 0 MAX=5"), 4, "cgroup"),
+    (trace(*ONE, "cgroup max=5 2 0"), 4, "cgroup"),
     (trace(*ONE, "cgroup 2 0 max="), 4, "max"),
     (trace(*ONE, "charge 0 nested 1 1"), 4, "charge"),
     (trace(*ONE, "nested charge 0 1 1"), 4, "nested"),
