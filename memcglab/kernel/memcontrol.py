@@ -27,6 +27,7 @@ Differences from the kernel, all deliberate:
 
 from __future__ import annotations
 
+import abc
 import enum
 from dataclasses import dataclass, field
 
@@ -154,7 +155,7 @@ def for_each_mem_cgroup_tree(root: MemCgroup) -> list[MemCgroup]:
     return out
 
 
-class MemcgCharge:
+class MemcgCharge(abc.ABC):
     """The charge-path state of one machine: memcgs, per-CPU stocks, the charge code.
 
     Subclasses port one era's stock. ``batch`` stands for ``MEMCG_CHARGE_BATCH``,
@@ -348,26 +349,34 @@ class MemcgCharge:
 
     # ------------------------------------------------------------ per era
 
+    @abc.abstractmethod
     def consume_stock(self, memcg: MemCgroup, nr_pages: int, cpu: int) -> bool:
-        raise NotImplementedError
+        """Charge from this CPU's stock without a walk; False to walk."""
 
+    @abc.abstractmethod
     def refill_stock(self, memcg: MemCgroup, nr_pages: int, cpu: int) -> None:
-        raise NotImplementedError
+        """Put uncharged or surplus pages into this CPU's stock (or uncharge them)."""
 
+    @abc.abstractmethod
     def drain_all_stock(self, root_memcg: MemCgroup, cpu: int) -> None:
-        raise NotImplementedError
+        """Return every CPU's stocked pages of ``root_memcg``'s subtree."""
 
+    @abc.abstractmethod
     def memcg_hotplug_cpu_dead(self, cpu: int) -> int:
-        raise NotImplementedError
+        """Drain a dead CPU's stock."""
 
+    @abc.abstractmethod
     def stock_locks(self, cpu: int) -> list:
         """The local locks an interrupted operation on ``cpu`` holds (for ``nested``)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def stocked_pages(self) -> dict[int, int]:
         """Pages of each memcg (by id) sitting in all per-CPU stocks (for the invariant)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def stocks_json(self) -> list:
         """The contract's ``stocks`` array, one entry per CPU."""
-        raise NotImplementedError
+
+    @abc.abstractmethod
+    def slot_violation(self) -> str | None:
+        """The first stock entry outside the invariant's bounds, described; None if all hold."""
