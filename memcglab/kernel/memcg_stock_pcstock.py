@@ -20,14 +20,16 @@ from memcglab.kernel.memcontrol import (
 )
 from memcglab.kernel.page_counter import (
     PageCounter,
-    page_counter_disable_stock,
-    page_counter_drain_cpu,
-    page_counter_drain_stock,
-    page_counter_enable_stock,
     page_counter_set_low,
     page_counter_set_min,
     page_counter_try_charge,
     page_counter_uncharge,
+)
+from memcglab.kernel.page_counter_stock import (
+    page_counter_disable_stock,
+    page_counter_drain_cpu,
+    page_counter_drain_stock,
+    page_counter_enable_stock,
 )
 from memcglab.kernel.percpu import LocalTrylock
 

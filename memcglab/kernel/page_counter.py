@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from memcglab.kernel.percpu import LocalTrylock, local_lock, local_trylock, local_unlock
+from memcglab.kernel.percpu import LocalTrylock, local_trylock, local_unlock
 
 __all__ = [
     "PAGE_SIZE",
@@ -56,12 +56,7 @@ __all__ = [
     "page_counter_memparse",
     "effective_protection",
     "page_counter_calculate_protection",
-    "page_counter_enable_stock",
-    "page_counter_disable_stock",
-    "page_counter_free_stock",
     "page_counter_cancel_hierarchy",
-    "page_counter_drain_stock",
-    "page_counter_drain_cpu",
 ]
 
 PAGE_SIZE = 4096
@@ -441,65 +436,3 @@ def page_counter_calculate_protection(root: PageCounter, counter: PageCounter,
                                         parent.children_min_usage, recursive_protection)
     counter.elow = effective_protection(usage, parent_usage, counter.low, parent.elow,
                                         parent.children_low_usage, recursive_protection)
-
-
-# ----------------------------------------------------------------- RFC 1/8 and 4/8
-
-def page_counter_enable_stock(counter: PageCounter, batch: int, nr_cpus: int) -> int:
-    """Port of page_counter_enable_stock() (RFC 1/8). ``alloc_percpu`` cannot fail here."""
-    counter.stock = [PageCounterStock() for _ in range(nr_cpus)]
-    counter.batch = batch
-    return 0
-
-
-def page_counter_disable_stock(counter: PageCounter) -> None:
-    """Port of page_counter_disable_stock() (RFC 1/8, as changed by 3/8).
-
-    Sums the stock of every possible CPU without locks (called at css_offline) and
-    cancels it hierarchically; the RFC does not zero the per-CPU values. Setting
-    ``batch = 0`` stops further deposits.
-    """
-    if counter.stock is None:
-        return
-    stock_to_drain = sum(s.nr_pages for s in counter.stock)
-    if stock_to_drain:
-        page_counter_cancel_hierarchy(counter, stock_to_drain)
-    counter.batch = 0
-
-
-def page_counter_free_stock(counter: PageCounter) -> None:
-    """Port of page_counter_free_stock() (RFC 1/8)."""
-    if counter.stock is None:
-        return
-    counter.stock = None
-
-
-def _page_counter_drain_stock_cpu(counter: PageCounter, cpu: int) -> None:
-    """Port of page_counter_drain_stock_cpu() (RFC 4/8), run on ``cpu`` by work_on_cpu()."""
-    assert counter.stock is not None
-    stock = counter.stock[cpu]
-    local_lock(stock.lock)
-    nr_pages = stock.nr_pages
-    stock.nr_pages = 0
-    local_unlock(stock.lock)
-    if nr_pages:
-        page_counter_cancel_hierarchy(counter, nr_pages)
-
-
-def page_counter_drain_stock(counter: PageCounter, online_cpus: range | list[int]) -> None:
-    """Port of page_counter_drain_stock() (RFC 4/8): drain every online CPU synchronously."""
-    if counter.stock is None:
-        return
-    for cpu in online_cpus:  # cpus_read_lock(); for_each_online_cpu(): work_on_cpu()
-        _page_counter_drain_stock_cpu(counter, cpu)
-
-
-def page_counter_drain_cpu(counter: PageCounter, cpu: int) -> None:
-    """Port of page_counter_drain_cpu() (RFC 4/8): a dead CPU's stock, without a lock."""
-    if counter.stock is None:
-        return
-    stock = counter.stock[cpu]
-    nr_pages = stock.nr_pages
-    if nr_pages:
-        stock.nr_pages = 0
-        page_counter_cancel_hierarchy(counter, nr_pages)

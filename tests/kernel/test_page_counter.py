@@ -17,10 +17,6 @@ from memcglab.kernel.page_counter import (
     page_counter_calculate_protection,
     page_counter_cancel,
     page_counter_charge,
-    page_counter_disable_stock,
-    page_counter_drain_cpu,
-    page_counter_drain_stock,
-    page_counter_enable_stock,
     page_counter_init,
     page_counter_memparse,
     page_counter_set_low,
@@ -28,6 +24,12 @@ from memcglab.kernel.page_counter import (
     page_counter_set_min,
     page_counter_try_charge,
     page_counter_uncharge,
+)
+from memcglab.kernel.page_counter_stock import (
+    page_counter_disable_stock,
+    page_counter_drain_cpu,
+    page_counter_drain_stock,
+    page_counter_enable_stock,
 )
 from memcglab.kernel.percpu import local_lock, local_unlock
 
