@@ -19,11 +19,10 @@ So of the kernel's exits only these remain, in the kernel's order:
 
 from __future__ import annotations
 
-from numba import njit
-
+from memcglab.engine.jit import kernel
 from memcglab.engine.pagecounter import mem_cgroup_margin, try_charge_walk
 from memcglab.engine.pcstock import STOCK_HIT, pc_drain_all_stock, pc_try_charge
-from memcglab.engine.state import G_BATCH, G_HITS, G_MODEL, M_PCSTOCK
+from memcglab.engine.state import F_MAXEV, G_BATCH, G_HITS, G_MODEL, M_PCSTOCK
 from memcglab.engine.stocks import consume_stock, memcg_drain_all_stock, refill_stock
 
 __all__ = ["MAX_RECLAIM_RETRIES", "drain_all_stock", "try_charge_memcg"]
@@ -31,49 +30,49 @@ __all__ = ["MAX_RECLAIM_RETRIES", "drain_all_stock", "try_charge_memcg"]
 MAX_RECLAIM_RETRIES = 16  # mm/internal.h
 
 
-@njit(cache=True)
-def drain_all_stock(s, root):
+@kernel
+def drain_all_stock(g, mc, ev, sl, pcpu, pcs, root):
     """drain_all_stock(root_memcg) of the model in use."""
-    if s.g[G_MODEL] == M_PCSTOCK:
-        pc_drain_all_stock(s, root)
+    if g[G_MODEL] == M_PCSTOCK:
+        pc_drain_all_stock(g, mc, ev, pcs, root)
     else:
-        memcg_drain_all_stock(s, root)
+        memcg_drain_all_stock(g, mc, ev, sl, pcpu, root)
 
 
-@njit(cache=True)
-def try_charge_memcg(s, m, nr_pages, cpu, nested):
+@kernel
+def try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, nr_pages, cpu, nested):
     """try_charge_memcg(memcg, GFP_KERNEL, nr_pages): True on success, False for -ENOMEM."""
-    pcstock = s.g[G_MODEL] == M_PCSTOCK
-    batch = max(s.g[G_BATCH], nr_pages)
+    pcstock = g[G_MODEL] == M_PCSTOCK
+    batch = max(g[G_BATCH], nr_pages)
     nr_retries = MAX_RECLAIM_RETRIES
     drained = False
     while True:  # retry:
         if pcstock:
-            fail = pc_try_charge(s, m, nr_pages, cpu, nested)
+            fail = pc_try_charge(g, mc, ev, pcs, m, nr_pages, cpu, nested)
             if fail == STOCK_HIT:
-                s.g[G_HITS] += 1
+                g[G_HITS] += 1
                 return True
             if fail < 0:
                 return True  # done_restock: the RFC removed the refill
         else:
-            if consume_stock(s, m, nr_pages, cpu, nested):
-                s.g[G_HITS] += 1
+            if consume_stock(g, ev, sl, pcpu, m, nr_pages, cpu, nested):
+                g[G_HITS] += 1
                 return True
-            fail = try_charge_walk(s, m, batch, cpu)
+            fail = try_charge_walk(g, mc, ev, m, batch, cpu)
             if fail < 0:
                 if batch > nr_pages:  # done_restock
-                    refill_stock(s, m, batch - nr_pages, cpu, nested)
+                    refill_stock(g, mc, ev, sl, pcpu, rng, m, batch - nr_pages, cpu, nested)
                 return True
             if batch > nr_pages:
                 batch = nr_pages
                 continue
         mem_over_limit = fail
-        s.maxev[mem_over_limit] += 1  # __memcg_memory_event(mem_over_limit, MEMCG_MAX)
+        mc[F_MAXEV, mem_over_limit] += 1  # __memcg_memory_event(mem_over_limit, MEMCG_MAX)
         # try_to_free_mem_cgroup_pages() reclaims nothing on the contract's machine.
-        if mem_cgroup_margin(s, mem_over_limit) >= nr_pages:
+        if mem_cgroup_margin(mc, mem_over_limit) >= nr_pages:
             continue
         if not drained:
-            drain_all_stock(s, mem_over_limit)
+            drain_all_stock(g, mc, ev, sl, pcpu, pcs, mem_over_limit)
             drained = True
             continue
         if nr_retries:

@@ -20,13 +20,17 @@ from collections.abc import Iterable
 import numpy as np
 
 from memcglab import replay
-from memcglab.engine.loop import run_ops
+from memcglab.engine.loop import run_chunk
 from memcglab.engine.results import charge_events, contract_dict
 from memcglab.engine.state import (
+    F_HELD,
+    F_PARENT,
+    F_USAGE,
     G_NMEMCG,
-    LIMIT_CLAMP,
     M_SINGLE,
     MODEL_CODES,
+    S_CACHED,
+    S_NR,
     State,
     grow,
     new_state,
@@ -39,7 +43,7 @@ from memcglab.trace import OP_DTYPE, OP_NAMES, Trace
 __all__ = ["Engine", "InvariantViolation", "replay_compiled", "replay_chunks", "check_args",
            "CHUNK"]
 
-CHUNK = 1 << 20  # rows replayed per compiled call (bounds the temporary columns)
+CHUNK = 1 << 22  # rows validated per compiled call
 
 
 class InvariantViolation(replay.InvariantViolation):
@@ -82,30 +86,26 @@ class Engine:
                                       check=check)
         self.replayed = 0
 
-    def validate(self, ops: np.ndarray) -> None:
-        """Validate a chunk (in trace order) without replaying it."""
-        for start in range(0, len(ops), CHUNK):
-            self.validator.check(ops[start:start + CHUNK])
+    def validate(self, ops: np.ndarray) -> np.ndarray:
+        """Validate rows (in trace order) without replaying them; return their dense column."""
+        if ops.dtype != OP_DTYPE:
+            raise TypeError(f"chunk must have dtype OP_DTYPE, not {ops.dtype}")
+        if len(ops) <= CHUNK:
+            return self.validator.check(ops)
+        return np.concatenate([self.validator.check(ops[start:start + CHUNK])
+                               for start in range(0, len(ops), CHUNK)])
 
-    def replay(self, ops: np.ndarray) -> None:
-        """Replay a chunk that :meth:`validate` has accepted."""
-        for start in range(0, len(ops), CHUNK):
-            part = ops[start:start + CHUNK]
-            mem, par = self.validator.dense(part)
-            self.state = grow(self.state, len(self.validator.ids))
-            arg = np.minimum(part["arg"], np.uint64(LIMIT_CLAMP)).astype(np.int64)
-            bad, _, _ = run_ops(self.state, part["op"], part["nested"], part["cpu"], mem, par,
-                                arg)
-            if bad >= 0:
-                self._violation(part[bad], self.replayed + bad)
-            self.replayed += len(part)
+    def replay(self, ops: np.ndarray, dense: np.ndarray) -> None:
+        """Replay rows that :meth:`validate` accepted, with the column it returned."""
+        self.state = grow(self.state, self.validator.count)
+        bad = run_chunk(self.state, ops, dense)
+        if bad >= 0:
+            self._violation(ops[bad], self.replayed + bad)
+        self.replayed += len(ops)
 
     def feed(self, ops: np.ndarray) -> None:
         """Validate, then replay, the next chunk."""
-        if ops.dtype != OP_DTYPE:
-            raise TypeError(f"chunk must have dtype OP_DTYPE, not {ops.dtype}")
-        self.validate(ops)
-        self.replay(ops)
+        self.replay(ops, self.validate(ops))
 
     def result(self) -> dict:
         """The replay contract's JSON object for the operations replayed so far."""
@@ -120,20 +120,20 @@ class Engine:
         # The faithful replay's wording: the first memcg (creation order) whose usage
         # does not add up, else the first stock outside its bounds.
         s, ids = self.state, self.validator.ids
-        n, ncpus = int(s.g[G_NMEMCG]), len(s.hi)
-        problem = None
+        n = int(s.g[G_NMEMCG])
+        usage, held, parent = s.mc[F_USAGE, :n], s.mc[F_HELD, :n], s.mc[F_PARENT, :n]
+        cached, nrp = s.sl[S_CACHED], s.sl[S_NR]
         if self.model == "pcstock":
             stocked = s.pcs[:n].sum(axis=1)
         else:
-            occupied = s.cached >= 0
-            stocked = np.bincount(s.cached[occupied], weights=s.nrp[occupied],
+            occupied = cached >= 0
+            stocked = np.bincount(cached[occupied], weights=nrp[occupied],
                                   minlength=n).astype(np.int64)
-        children = np.bincount(s.parent[1:n], weights=s.usage[1:n], minlength=n)
-        for m in range(n):
-            if s.usage[m] != s.held[m] + stocked[m] + children[m]:
-                problem = (f"memcg {ids[m]}: usage {s.usage[m]} != held {s.held[m]} + "
-                           f"stocked {stocked[m]} + children {int(children[m])}")
-                break
+        children = np.bincount(parent[1:], weights=usage[1:], minlength=n).astype(np.int64)
+        problem = None
+        for m in np.flatnonzero(usage != held + stocked + children)[:1]:
+            problem = (f"memcg {ids[m]}: usage {usage[m]} != held {held[m]} + "
+                       f"stocked {stocked[m]} + children {children[m]}")
         if problem is None and self.model == "pcstock":
             for m, cpu in zip(*np.nonzero((s.pcs[:n] < 0) | (s.pcs[:n] > self.batch)),
                               strict=True):
@@ -141,23 +141,19 @@ class Engine:
                            f"(batch {self.batch})")
                 break
         elif problem is None:
-            per = len(s.cached) // ncpus
-            for idx in np.flatnonzero(((s.cached < 0) & (s.nrp != 0)) | (s.nrp > self.batch)):
+            per = 1 if self.model == "single" else self.slots
+            what = "stock" if self.model == "single" else "slot"
+            for idx in np.flatnonzero(((cached < 0) & (nrp != 0)) | (nrp < 0)
+                                      | (nrp > self.batch))[:1]:
                 cpu, slot = divmod(int(idx), per)
-                pages = int(s.nrp[idx])
-                if self.model == "single":
-                    problem = (f"cpu {cpu} stock is empty but holds {pages} pages"
-                               if s.cached[idx] < 0 else
-                               f"cpu {cpu} stock holds {pages} pages (batch {self.batch})")
-                else:
-                    problem = (f"cpu {cpu} slot {slot} is empty but holds {pages} pages"
-                               if s.cached[idx] < 0 else
-                               f"cpu {cpu} slot {slot} holds {pages} pages (batch {self.batch})")
-                break
-        name = OP_NAMES[row["op"]]
+                name = f"cpu {cpu} stock" if per == 1 and what == "stock" else \
+                    f"cpu {cpu} slot {slot}"
+                problem = (f"{name} is empty but holds {nrp[idx]} pages" if cached[idx] < 0
+                           else f"{name} holds {nrp[idx]} pages (batch {self.batch})")
+        op_name = OP_NAMES[row["op"]]
         raise InvariantViolation(index, int(row["line"]),
-                                 f"conservation broken after operation {index + 1} ({name}): "
-                                 f"{problem}")
+                                 f"conservation broken after operation {index + 1} "
+                                 f"({op_name}): {problem}")
 
 
 def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0,
@@ -172,8 +168,7 @@ def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: in
     when ``check`` finds one.
     """
     engine = Engine(trace.cpus, model, slots, seed, batch, check, events, trace.source)
-    engine.validate(trace.ops)
-    engine.replay(trace.ops)
+    engine.replay(trace.ops, engine.validate(trace.ops))
     return (engine.result(), engine.events()) if events else engine.result()
 
 

@@ -9,10 +9,10 @@ and the conservation invariant. Everything else calls the ported functions.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from memcglab.engine.charge import drain_all_stock, try_charge_memcg
-from memcglab.engine.pagecounter import ev, page_counter_set_max, uncharge_walk
+from memcglab.engine.jit import kernel
+from memcglab.engine.pagecounter import count, page_counter_set_max, uncharge_walk
 from memcglab.engine.pcstock import (
     page_counter_disable_stock,
     page_counter_drain_stock,
@@ -24,6 +24,17 @@ from memcglab.engine.state import (
     E_FAILED_CHARGES,
     E_UNCHARGES,
     E_UNCHARGES_DIRECT,
+    F_ACC,
+    F_DEPTH,
+    F_FIRST,
+    F_HELD,
+    F_LAST,
+    F_MAX,
+    F_NEXT,
+    F_ONLINE,
+    F_PARENT,
+    F_PCBATCH,
+    F_USAGE,
     G_BATCH,
     G_BUSY,
     G_CHECK,
@@ -34,8 +45,13 @@ from memcglab.engine.state import (
     G_NSLOTS,
     G_OPS,
     G_SHORT,
+    LIMIT_CLAMP,
     M_PCSTOCK,
     M_SINGLE,
+    P_HI,
+    S_CACHED,
+    S_NR,
+    State,
 )
 from memcglab.engine.stocks import drain_stock_fully, refill_stock
 from memcglab.trace import (
@@ -49,129 +65,128 @@ from memcglab.trace import (
     OP_UNCHARGE_DIRECT,
 )
 
-__all__ = ["run_ops", "conservation", "BAD_USAGE", "BAD_SLOT_RANGE", "BAD_EMPTY_SLOT"]
+__all__ = ["run_chunk", "conservation"]
 
-# conservation() verdicts
-BAD_USAGE, BAD_SLOT_RANGE, BAD_EMPTY_SLOT = 1, 2, 3
+_CLAMP = np.uint64(LIMIT_CLAMP)
 
 
-@njit(cache=True)
-def _css_online(s, m, parent, limit):
+@kernel
+def _css_online(g, mc, ev, pcs, m, parent, limit):
     # cgroup creation: mem_cgroup_css_alloc() counters, then mem_cgroup_css_online().
-    s.parent[m] = parent
-    s.depth[m] = s.depth[parent] + 1
-    s.maxv[m] = limit
-    s.online[m] = 1
-    if s.last[parent] < 0:
-        s.first[parent] = m
+    mc[F_PARENT, m] = parent
+    mc[F_DEPTH, m] = mc[F_DEPTH, parent] + 1
+    mc[F_MAX, m] = limit
+    mc[F_ONLINE, m] = 1
+    if mc[F_LAST, parent] < 0:
+        mc[F_FIRST, parent] = m
     else:
-        s.nxt[s.last[parent]] = m
-    s.last[parent] = m
-    if m >= s.g[G_NMEMCG]:
-        s.g[G_NMEMCG] = m + 1
-    if s.g[G_MODEL] == M_PCSTOCK:
-        s.pcbatch[m] = s.g[G_BATCH]  # page_counter_enable_stock(memory, MEMCG_CHARGE_BATCH)
-        page_counter_drain_stock(s, parent)  # RFC 7/8: the parent is no longer a leaf
+        mc[F_NEXT, mc[F_LAST, parent]] = m
+    mc[F_LAST, parent] = m
+    if m >= g[G_NMEMCG]:
+        g[G_NMEMCG] = m + 1
+    if g[G_MODEL] == M_PCSTOCK:
+        mc[F_PCBATCH, m] = g[G_BATCH]  # page_counter_enable_stock(memory, MEMCG_CHARGE_BATCH)
+        page_counter_drain_stock(g, mc, ev, pcs, parent)  # RFC 7/8: parent is no longer a leaf
 
 
-@njit(cache=True)
-def conservation(s):
-    """The contract's invariant: ``(0, 0)`` when it holds, else ``(verdict, where)``.
-
-    ``where`` is the memcg for BAD_USAGE, and the flat slot index (multi/single) or
-    ``memcg * cpus + cpu`` (pcstock) for the slot verdicts.
-    """
-    n = s.g[G_NMEMCG]
-    batch = s.g[G_BATCH]
-    ncpus = s.g[G_NCPUS]
-    acc = s.held[:n].copy()
-    model = s.g[G_MODEL]
-    if model == M_PCSTOCK:
+@kernel
+def conservation(g, mc, sl, pcpu, pcs):
+    """Whether the contract's invariant holds: for every memcg, usage = held + stocked +
+    children's usage; every stock between 0 and the batch; an empty slot holds nothing."""
+    n = g[G_NMEMCG]
+    batch = g[G_BATCH]
+    for c in range(n):
+        mc[F_ACC, c] = mc[F_HELD, c]
+    if g[G_MODEL] == M_PCSTOCK:
         for m in range(n):
-            for cpu in range(ncpus):
-                p = s.pcs[m, cpu]
+            for cpu in range(g[G_NCPUS]):
+                p = pcs[m, cpu]
                 if p < 0 or p > batch:
-                    return BAD_SLOT_RANGE, m * ncpus + cpu
-                acc[m] += p
+                    return False
+                mc[F_ACC, m] += p
     else:
-        nslots = 1 if model == M_SINGLE else s.g[G_NSLOTS]
-        for cpu in range(ncpus):
-            used = 1 if model == M_SINGLE else s.hi[cpu]
+        nslots = 1 if g[G_MODEL] == M_SINGLE else g[G_NSLOTS]
+        for cpu in range(g[G_NCPUS]):
+            used = 1 if g[G_MODEL] == M_SINGLE else pcpu[P_HI, cpu]
             for i in range(used):
                 idx = cpu * nslots + i
-                cached = s.cached[idx]
-                p = np.int64(s.nrp[idx])
+                cached = sl[S_CACHED, idx]
+                p = sl[S_NR, idx]
                 if cached < 0:
                     if p != 0:
-                        return BAD_EMPTY_SLOT, idx
-                elif p > batch:
-                    return BAD_SLOT_RANGE, idx
+                        return False
+                elif p < 0 or p > batch:
+                    return False
                 else:
-                    acc[cached] += p
+                    mc[F_ACC, cached] += p
     for c in range(1, n):
-        acc[s.parent[c]] += s.usage[c]
+        mc[F_ACC, mc[F_PARENT, c]] += mc[F_USAGE, c]
     for c in range(n):
-        if s.usage[c] != acc[c]:
-            return BAD_USAGE, c
-    return 0, 0
+        if mc[F_USAGE, c] != mc[F_ACC, c]:
+            return False
+    return True
 
 
-@njit(cache=True)
-def run_ops(s, op, nested, cpu, mem, par, arg):
-    """Replay one validated chunk; return ``(-1, 0, 0)`` or the first --check failure.
+@kernel
+def run_ops(g, mc, ev, sl, pcpu, pcs, rng, op, nested, cpu, dense, arg):
+    """Replay one validated chunk; return -1, or the row after which --check failed.
 
-    ``mem``/``par`` are dense memcg indices, ``arg`` the argument clamped to int64
-    (see state.LIMIT_CLAMP). A failure returns ``(row, verdict, where)`` with the
-    state as it is right after that operation.
+    ``dense`` is the validator's column (the dense memcg; for ``cgroup``, the dense
+    parent, the new memcg being the next index). ``arg`` is clamped to LONG_MAX
+    (see state.LIMIT_CLAMP). On a failure the state is that right after the row.
     """
-    check = s.g[G_CHECK]
-    pcstock = s.g[G_MODEL] == M_PCSTOCK
+    check = g[G_CHECK]
+    pcstock = g[G_MODEL] == M_PCSTOCK
     for k in range(op.shape[0]):
         o = op[k]
         c = cpu[k]
-        m = mem[k]
-        a = arg[k]
-        s.g[G_OPS] += 1
+        m = np.int64(dense[k])
+        raw = arg[k]
+        a = np.int64(raw) if raw <= _CLAMP else LIMIT_CLAMP
+        g[G_OPS] += 1
         if o == OP_CHARGE:
-            ev(s, E_CHARGES, c, m, 1)
-            if try_charge_memcg(s, m, a, c, nested[k]):
-                s.held[m] += a
+            count(g, ev, E_CHARGES, c, m, 1)
+            if try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, a, c, nested[k]):
+                mc[F_HELD, m] += a
             else:
-                s.g[G_FAILED] += 1
-                ev(s, E_FAILED_CHARGES, c, m, 1)
+                g[G_FAILED] += 1
+                count(g, ev, E_FAILED_CHARGES, c, m, 1)
         elif o == OP_UNCHARGE or o == OP_UNCHARGE_DIRECT:
-            release = min(a, s.held[m])
-            s.g[G_SHORT] += a - release
+            release = min(a, mc[F_HELD, m])
+            g[G_SHORT] += a - release
             if release:
-                s.held[m] -= release
+                mc[F_HELD, m] -= release
                 if pcstock:
-                    pc_uncharge(s, m, release, c, nested[k])
+                    pc_uncharge(g, mc, ev, pcs, m, release, c, nested[k])
                 elif o == OP_UNCHARGE:
-                    refill_stock(s, m, release, c, nested[k])
+                    refill_stock(g, mc, ev, sl, pcpu, rng, m, release, c, nested[k])
                 else:
-                    uncharge_walk(s, m, release, c)  # memcg_uncharge()
-                ev(s, E_UNCHARGES if o == OP_UNCHARGE else E_UNCHARGES_DIRECT, c, m, 1)
+                    uncharge_walk(g, mc, ev, m, release, c)  # memcg_uncharge()
+                count(g, ev, E_UNCHARGES if o == OP_UNCHARGE else E_UNCHARGES_DIRECT, c, m, 1)
         elif o == OP_CGROUP:
-            _css_online(s, m, par[k], a)
+            _css_online(g, mc, ev, pcs, g[G_NMEMCG], m, a)
         elif o == OP_DRAIN_ALL:
-            drain_all_stock(s, m)
+            drain_all_stock(g, mc, ev, sl, pcpu, pcs, m)
         elif o == OP_CPU_DEAD:
             if pcstock:
-                pc_cpu_dead(s, c)
+                pc_cpu_dead(g, mc, ev, pcs, c)
             else:
-                drain_stock_fully(s, c)  # memcg_hotplug_cpu_dead(): no lock needed
+                drain_stock_fully(g, mc, ev, sl, pcpu, c)  # memcg_hotplug_cpu_dead(): no lock
         elif o == OP_SET_MAX:
-            if page_counter_set_max(s, m, a):
-                s.g[G_BUSY] += 1
+            if page_counter_set_max(mc, m, a):
+                g[G_BUSY] += 1
         elif o == OP_OFFLINE:
             # mem_cgroup_css_offline(): drain_all_stock(), then (RFC 5/8) disable the stock
-            drain_all_stock(s, m)
+            drain_all_stock(g, mc, ev, sl, pcpu, pcs, m)
             if pcstock:
-                page_counter_disable_stock(s, m)
-            s.online[m] = 0
-        if check:
-            verdict, where = conservation(s)
-            if verdict:
-                return k, verdict, where
-    return -1, 0, 0
+                page_counter_disable_stock(g, mc, ev, pcs, m)
+            mc[F_ONLINE, m] = 0
+        if check and not conservation(g, mc, sl, pcpu, pcs):
+            return k
+    return -1
 
+
+def run_chunk(s: State, ops: np.ndarray, dense: np.ndarray) -> int:
+    """:func:`run_ops` over an ``OP_DTYPE`` chunk and its dense column, on the arrays of ``s``."""
+    return run_ops(s.g, s.mc, s.ev, s.sl, s.pcpu, s.pcs, s.rng, ops["op"], ops["nested"],
+                   ops["cpu"], dense, ops["arg"])

@@ -20,60 +20,67 @@ Differences from the kernel, none of which changes a result:
 
 Every walk adds one to ``g[G_WALKS]`` (the contract's ``walks``) and, with events
 on, reports its levels and the levels whose ``usage`` cacheline was last written
-by another CPU (``usage_transfers``).
+by another CPU (``usage_transfers``). Arrays are those of
+:mod:`memcglab.engine.state`: ``g`` scalars, ``mc`` memcg fields, ``ev`` events.
 """
 
 from __future__ import annotations
 
-from numba import njit
-
+from memcglab.engine.jit import kernel
 from memcglab.engine.state import (
     E_USAGE_TRANSFERS,
     E_WALK_LEVELS,
     E_WALKS,
+    F_DEPTH,
+    F_LASTW,
+    F_MAX,
+    F_PARENT,
+    F_USAGE,
+    F_WATERMARK,
     G_EVON,
+    G_NCPUS,
     G_WALKS,
     G_WARN,
 )
 
-__all__ = ["ev", "page_counter_cancel", "try_charge_walk", "uncharge_walk",
+__all__ = ["count", "page_counter_cancel", "try_charge_walk", "uncharge_walk",
            "mem_cgroup_margin", "page_counter_set_max", "mem_cgroup_is_descendant"]
 
 
-@njit(cache=True)
-def ev(s, e, cpu, m, n):
+@kernel
+def count(g, ev, e, cpu, m, n):
     """Count ``n`` events of kind ``e`` on ``cpu`` for dense memcg ``m`` (if events are on)."""
-    if s.g[G_EVON]:
-        s.evc[e, cpu] += n
-        s.evm[e, m] += n
+    if g[G_EVON]:
+        ev[e, cpu] += n
+        ev[e, g[G_NCPUS] + m] += n
 
 
-@njit(cache=True)
-def _usage_written(s, c, cpu):
+@kernel
+def _usage_written(g, mc, ev, c, cpu):
     # A write to c->usage by this CPU: a cacheline transfer if another CPU wrote it last.
-    if s.g[G_EVON]:
-        w = s.lastw[c]
+    if g[G_EVON]:
+        w = mc[F_LASTW, c]
         if w >= 0 and w != cpu:
-            s.evc[E_USAGE_TRANSFERS, cpu] += 1
-            s.evm[E_USAGE_TRANSFERS, c] += 1
-        s.lastw[c] = cpu
+            ev[E_USAGE_TRANSFERS, cpu] += 1
+            ev[E_USAGE_TRANSFERS, g[G_NCPUS] + c] += 1
+        mc[F_LASTW, c] = cpu
 
 
-@njit(cache=True)
-def page_counter_cancel(s, c, nr_pages):
+@kernel
+def page_counter_cancel(g, mc, c, nr_pages):
     """page_counter_cancel(): take pages out of one counter; clamp and warn on underflow.
 
     The kernel warns once (WARN_ONCE); the contract counts every underflow.
     """
-    new = s.usage[c] - nr_pages
+    new = mc[F_USAGE, c] - nr_pages
     if new < 0:
-        s.g[G_WARN] += 1
+        g[G_WARN] += 1
         new = 0
-    s.usage[c] = new
+    mc[F_USAGE, c] = new
 
 
-@njit(cache=True)
-def try_charge_walk(s, m, nr_pages, cpu):
+@kernel
+def try_charge_walk(g, mc, ev, m, nr_pages, cpu):
     """One run of page_counter_try_charge()'s hierarchical loop; return the failing counter.
 
     Returns -1 on success, else the dense index of the counter over its limit
@@ -81,71 +88,71 @@ def try_charge_walk(s, m, nr_pages, cpu):
     speculative add-then-subtract on the failing counter leaves it unchanged. The
     rollback is part of the same walk (contract, ``walks``).
     """
-    s.g[G_WALKS] += 1
+    g[G_WALKS] += 1
     levels = 0
     fail = -1
     c = m
     while c >= 0:
         levels += 1
-        _usage_written(s, c, cpu)
-        new = s.usage[c] + nr_pages
-        if new > s.maxv[c]:
+        _usage_written(g, mc, ev, c, cpu)
+        new = mc[F_USAGE, c] + nr_pages
+        if new > mc[F_MAX, c]:
             fail = c
             break
-        s.usage[c] = new
-        if new > s.watermark[c]:
-            s.watermark[c] = new
-        c = s.parent[c]
+        mc[F_USAGE, c] = new
+        if new > mc[F_WATERMARK, c]:
+            mc[F_WATERMARK, c] = new
+        c = mc[F_PARENT, c]
     if fail >= 0:
         c = m
         while c != fail:
-            page_counter_cancel(s, c, nr_pages)
-            c = s.parent[c]
-    ev(s, E_WALKS, cpu, m, 1)
-    ev(s, E_WALK_LEVELS, cpu, m, levels)
+            page_counter_cancel(g, mc, c, nr_pages)
+            c = mc[F_PARENT, c]
+    count(g, ev, E_WALKS, cpu, m, 1)
+    count(g, ev, E_WALK_LEVELS, cpu, m, levels)
     return fail
 
 
-@njit(cache=True)
-def uncharge_walk(s, m, nr_pages, cpu):
+@kernel
+def uncharge_walk(g, mc, ev, m, nr_pages, cpu):
     """page_counter_uncharge() without a stock, or page_counter_cancel_hierarchy() (RFC 3/8)."""
-    s.g[G_WALKS] += 1
+    g[G_WALKS] += 1
     levels = 0
     c = m
     while c >= 0:
         levels += 1
-        _usage_written(s, c, cpu)
-        page_counter_cancel(s, c, nr_pages)
-        c = s.parent[c]
-    ev(s, E_WALKS, cpu, m, 1)
-    ev(s, E_WALK_LEVELS, cpu, m, levels)
+        _usage_written(g, mc, ev, c, cpu)
+        page_counter_cancel(g, mc, c, nr_pages)
+        c = mc[F_PARENT, c]
+    count(g, ev, E_WALKS, cpu, m, 1)
+    count(g, ev, E_WALK_LEVELS, cpu, m, levels)
 
 
-@njit(cache=True)
-def mem_cgroup_margin(s, m):
+@kernel
+def mem_cgroup_margin(mc, m):
     """mem_cgroup_margin() on cgroup v2 (no memsw): pages left below memory.max."""
-    count = s.usage[m]
-    limit = s.maxv[m]
-    if count < limit:
-        return limit - count
+    count_ = mc[F_USAGE, m]
+    limit = mc[F_MAX, m]
+    if count_ < limit:
+        return limit - count_
     return 0
 
 
-@njit(cache=True)
-def page_counter_set_max(s, m, nr_pages):
+@kernel
+def page_counter_set_max(mc, m, nr_pages):
     """page_counter_set_max(): 0, or -16 (-EBUSY) when usage is above the new limit."""
-    if s.usage[m] > nr_pages:
+    if mc[F_USAGE, m] > nr_pages:
         return -16
-    s.maxv[m] = nr_pages
+    mc[F_MAX, m] = nr_pages
     return 0
 
 
-@njit(cache=True)
-def mem_cgroup_is_descendant(s, memcg, root):
+@kernel
+def mem_cgroup_is_descendant(mc, memcg, root):
     """mem_cgroup_is_descendant(): a memcg counts as its own descendant; all descend from root."""
     if root == 0:
         return True
-    d = s.depth[root]
-    while s.depth[memcg] > d:
-        memcg = s.parent[memcg]
+    d = mc[F_DEPTH, root]
+    while mc[F_DEPTH, memcg] > d:
+        memcg = mc[F_PARENT, memcg]
     return memcg == root

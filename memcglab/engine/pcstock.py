@@ -6,7 +6,7 @@ mm/memcontrol, page_counter: move stock from mem_cgroup to page_counter"
 cgroup v2 (no memsw stock): the stock-aware ``page_counter_try_charge`` (2/8) and
 ``page_counter_uncharge`` (3/8), the drain APIs (4/8), the memcg conversion (5/8)
 and the parent drain at css_online (7/8). ``pcs[m, cpu]`` is ``nr_pages`` of CPU
-``cpu``'s stock of memcg ``m``'s ``memory`` counter and ``pcbatch[m]`` its
+``cpu``'s stock of memcg ``m``'s ``memory`` counter and ``mc[F_PCBATCH, m]`` its
 ``batch``. Every memcg's stock is enabled at css_online (the allocation never
 fails here), so ``counter->stock`` is never NULL.
 
@@ -18,9 +18,8 @@ a ``miss_bypass``.
 
 from __future__ import annotations
 
-from numba import njit
-
-from memcglab.engine.pagecounter import ev, try_charge_walk, uncharge_walk
+from memcglab.engine.jit import kernel
+from memcglab.engine.pagecounter import count, try_charge_walk, uncharge_walk
 from memcglab.engine.state import (
     E_DRAINS,
     E_MISS_ABSENT,
@@ -28,6 +27,10 @@ from memcglab.engine.state import (
     E_MISS_SHORT,
     E_SLOTS_SCANNED,
     E_STOCK_HITS,
+    F_FIRST,
+    F_NEXT,
+    F_PARENT,
+    F_PCBATCH,
     G_NCPUS,
 )
 
@@ -39,33 +42,33 @@ __all__ = ["STOCK_HIT", "pc_try_charge", "pc_uncharge", "page_counter_drain_stoc
 STOCK_HIT = -2
 
 
-@njit(cache=True)
-def pc_try_charge(s, m, nr_pages, cpu, nested):
+@kernel
+def pc_try_charge(g, mc, ev, pcs, m, nr_pages, cpu, nested):
     """page_counter_try_charge() with the RFC 2/8 stock; -2 stock hit, -1 walked, else *fail.
 
     A ``nested`` operation fails every local_trylock: the stock is skipped and the
     surplus of a batch charge goes back through page_counter_uncharge().
     """
     if not nested:
-        ev(s, E_SLOTS_SCANNED, cpu, m, 1)
-        stock_pages = s.pcs[m, cpu]
+        count(g, ev, E_SLOTS_SCANNED, cpu, m, 1)
+        stock_pages = pcs[m, cpu]
         if stock_pages >= nr_pages:
-            s.pcs[m, cpu] = stock_pages - nr_pages
-            ev(s, E_STOCK_HITS, cpu, m, 1)
+            pcs[m, cpu] = stock_pages - nr_pages
+            count(g, ev, E_STOCK_HITS, cpu, m, 1)
             return STOCK_HIT
-        ev(s, E_MISS_ABSENT if stock_pages == 0 else E_MISS_SHORT, cpu, m, 1)
+        count(g, ev, E_MISS_ABSENT if stock_pages == 0 else E_MISS_SHORT, cpu, m, 1)
     else:
-        ev(s, E_MISS_BYPASS, cpu, m, 1)
-    charge = max(s.pcbatch[m], nr_pages)
+        count(g, ev, E_MISS_BYPASS, cpu, m, 1)
+    charge = max(mc[F_PCBATCH, m], nr_pages)
     while True:  # retry:
-        fail = try_charge_walk(s, m, charge, cpu)
+        fail = try_charge_walk(g, mc, ev, m, charge, cpu)
         if fail < 0:
             # charge > nr_pages implies this page_counter has stock enabled
             if charge > nr_pages:
                 if not nested:
-                    s.pcs[m, cpu] += charge - nr_pages
+                    pcs[m, cpu] += charge - nr_pages
                 else:
-                    pc_uncharge(s, m, charge - nr_pages, cpu, nested)
+                    pc_uncharge(g, mc, ev, pcs, m, charge - nr_pages, cpu, nested)
             return -1
         if charge > nr_pages:
             charge = nr_pages  # retry without trying to grab extra pages for the stock
@@ -73,78 +76,78 @@ def pc_try_charge(s, m, nr_pages, cpu, nested):
         return fail
 
 
-@njit(cache=True)
-def pc_uncharge(s, m, nr_pages, cpu, nested):
+@kernel
+def pc_uncharge(g, mc, ev, pcs, m, nr_pages, cpu, nested):
     """page_counter_uncharge() with the RFC 3/8 stock: deposit, cancel only the excess."""
     charge = nr_pages
     if not nested:
-        ev(s, E_SLOTS_SCANNED, cpu, m, 1)
-        stock_pages = s.pcs[m, cpu] + nr_pages
-        batch = s.pcbatch[m]
+        count(g, ev, E_SLOTS_SCANNED, cpu, m, 1)
+        stock_pages = pcs[m, cpu] + nr_pages
+        batch = mc[F_PCBATCH, m]
         if stock_pages > batch:
             charge = stock_pages - batch
-            s.pcs[m, cpu] = batch
+            pcs[m, cpu] = batch
         else:
-            s.pcs[m, cpu] = stock_pages
+            pcs[m, cpu] = stock_pages
             return
-    uncharge_walk(s, m, charge, cpu)  # page_counter_cancel_hierarchy()
+    uncharge_walk(g, mc, ev, m, charge, cpu)  # page_counter_cancel_hierarchy()
 
 
-@njit(cache=True)
-def _drain_stock_cpu(s, m, cpu):
+@kernel
+def _drain_stock_cpu(g, mc, ev, pcs, m, cpu):
     # page_counter_drain_stock_cpu() / page_counter_drain_cpu(): grab, zero, cancel.
-    nr_pages = s.pcs[m, cpu]
-    s.pcs[m, cpu] = 0
+    nr_pages = pcs[m, cpu]
+    pcs[m, cpu] = 0
     if nr_pages:
-        uncharge_walk(s, m, nr_pages, cpu)
-        ev(s, E_DRAINS, cpu, m, 1)
+        uncharge_walk(g, mc, ev, m, nr_pages, cpu)
+        count(g, ev, E_DRAINS, cpu, m, 1)
 
 
-@njit(cache=True)
-def page_counter_drain_stock(s, m):
+@kernel
+def page_counter_drain_stock(g, mc, ev, pcs, m):
     """page_counter_drain_stock() (RFC 4/8): work_on_cpu() on every online CPU, in order."""
-    for cpu in range(s.g[G_NCPUS]):
-        _drain_stock_cpu(s, m, cpu)
+    for cpu in range(g[G_NCPUS]):
+        _drain_stock_cpu(g, mc, ev, pcs, m, cpu)
 
 
-@njit(cache=True)
-def page_counter_drain_cpu(s, m, cpu):
+@kernel
+def page_counter_drain_cpu(g, mc, ev, pcs, m, cpu):
     """page_counter_drain_cpu() (RFC 4/8): a dead CPU's stock, without the lock."""
-    _drain_stock_cpu(s, m, cpu)
+    _drain_stock_cpu(g, mc, ev, pcs, m, cpu)
 
 
-@njit(cache=True)
-def _next_preorder(s, c, root):
+@kernel
+def _next_preorder(mc, c, root):
     # css_next_descendant_pre() within root's subtree (children in creation order); -1 at end.
-    if s.first[c] >= 0:
-        return s.first[c]
-    while c != root and s.nxt[c] < 0:
-        c = s.parent[c]
+    if mc[F_FIRST, c] >= 0:
+        return mc[F_FIRST, c]
+    while c != root and mc[F_NEXT, c] < 0:
+        c = mc[F_PARENT, c]
     if c == root:
         return -1
-    return s.nxt[c]
+    return mc[F_NEXT, c]
 
 
-@njit(cache=True)
-def pc_drain_all_stock(s, root):
+@kernel
+def pc_drain_all_stock(g, mc, ev, pcs, root):
     """drain_all_stock() after RFC 5/8: for_each_mem_cgroup_tree(), drain each memory stock."""
     c = root
     while c >= 0:
-        page_counter_drain_stock(s, c)
-        c = _next_preorder(s, c, root)
+        page_counter_drain_stock(g, mc, ev, pcs, c)
+        c = _next_preorder(mc, c, root)
 
 
-@njit(cache=True)
-def pc_cpu_dead(s, cpu):
+@kernel
+def pc_cpu_dead(g, mc, ev, pcs, cpu):
     """memcg_hotplug_cpu_dead() after RFC 5/8: page_counter_drain_cpu() for every memcg."""
     c = 0
     while c >= 0:
-        page_counter_drain_cpu(s, c, cpu)
-        c = _next_preorder(s, c, 0)
+        page_counter_drain_cpu(g, mc, ev, pcs, c, cpu)
+        c = _next_preorder(mc, c, 0)
 
 
-@njit(cache=True)
-def page_counter_disable_stock(s, m):
+@kernel
+def page_counter_disable_stock(g, mc, ev, pcs, m):
     """page_counter_disable_stock() (RFC 1/8 + 3/8): cancel the summed stock, batch = 0.
 
     The sum is an ``unsigned int`` in the RFC; the per-CPU values are not zeroed.
@@ -152,8 +155,8 @@ def page_counter_disable_stock(s, m):
     cancelled in practice. The kernel names no CPU for this cancel; CPU 0 gets it.
     """
     stock_to_drain = 0
-    for cpu in range(s.g[G_NCPUS]):
-        stock_to_drain = (stock_to_drain + s.pcs[m, cpu]) & 0xFFFFFFFF
+    for cpu in range(g[G_NCPUS]):
+        stock_to_drain = (stock_to_drain + pcs[m, cpu]) & 0xFFFFFFFF
     if stock_to_drain:
-        uncharge_walk(s, m, stock_to_drain, 0)
-    s.pcbatch[m] = 0
+        uncharge_walk(g, mc, ev, m, stock_to_drain, 0)
+    mc[F_PCBATCH, m] = 0

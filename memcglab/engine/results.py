@@ -12,6 +12,10 @@ import numpy as np
 
 from memcglab.engine.state import (
     EV,
+    F_MAXEV,
+    F_ONLINE,
+    F_USAGE,
+    F_WATERMARK,
     G_BUSY,
     G_EVICT,
     G_EVON,
@@ -26,6 +30,8 @@ from memcglab.engine.state import (
     G_WARN,
     M_PCSTOCK,
     M_SINGLE,
+    S_CACHED,
+    S_NR,
     State,
 )
 from memcglab.events import ChargeEvents
@@ -44,8 +50,8 @@ def _stocks(s: State, ids: list[int], slots: int) -> list:
             out.append({str(ids[m]): int(col[m]) for m in nz})
         return out
     per = 1 if model == M_SINGLE else slots
-    cached = s.cached.reshape(ncpus, per)
-    nrp = s.nrp.reshape(ncpus, per)
+    cached = s.sl[S_CACHED].reshape(ncpus, per)
+    nrp = s.sl[S_NR].reshape(ncpus, per)
     out = []
     for cpu in range(ncpus):
         row: list = [None] * per
@@ -59,8 +65,8 @@ def contract_dict(s: State, ids: list[int], model: str, slots: int, seed: int,
                   batch: int) -> dict:
     """The replay contract's output object for the engine's current state."""
     n = int(s.g[G_NMEMCG])
-    usage, wm, maxev, online = (a[:n].tolist() for a in (s.usage, s.watermark, s.maxev,
-                                                          s.online))
+    usage, wm, maxev, online = (s.mc[f, :n].tolist()
+                                for f in (F_USAGE, F_WATERMARK, F_MAXEV, F_ONLINE))
     return {
         "model": model,
         "slots": slots,
@@ -85,9 +91,9 @@ def charge_events(s: State, ids: list[int]) -> ChargeEvents:
     if not s.g[G_EVON]:
         raise ValueError("events=False: this replay did not count events; "
                          "run it with events=True")
-    n = int(s.g[G_NMEMCG])
+    n, ncpus = int(s.g[G_NMEMCG]), int(s.g[G_NCPUS])
     return ChargeEvents(
-        per_cpu={name: s.evc[i].copy() for i, name in enumerate(EV)},
-        per_memcg={name: s.evm[i, :n].copy() for i, name in enumerate(EV)},
+        per_cpu={name: s.ev[i, :ncpus].copy() for i, name in enumerate(EV)},
+        per_memcg={name: s.ev[i, ncpus:ncpus + n].copy() for i, name in enumerate(EV)},
         memcg_ids=np.array(ids[:n], dtype=np.int64),
     )

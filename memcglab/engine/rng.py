@@ -22,7 +22,8 @@ arithmetic on ``uint64`` wraps mod 2^64 exactly as the contract asks.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from memcglab.engine.jit import kernel
 
 __all__ = ["new_state", "splitmix64_next", "get_random_u32_below"]
 
@@ -40,7 +41,7 @@ def new_state(seed: int) -> np.ndarray:
     return np.array([seed], dtype=np.uint64)
 
 
-@njit(cache=True)
+@kernel
 def splitmix64_next(state):
     """Advance ``state[0]`` one splitmix64 step and return the 64-bit output."""
     s = state[0] + _GOLDEN
@@ -50,7 +51,7 @@ def splitmix64_next(state):
     return z ^ (z >> _S31)
 
 
-@njit(cache=True)
+@kernel
 def get_random_u32_below(state, ceil):
     """Uniform integer in ``0..ceil-1``: the inline constant-``ceil`` kernel form.
 

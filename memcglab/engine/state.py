@@ -1,26 +1,31 @@
-"""The compiled engine's state: flat numpy arrays in one named tuple.
+"""The compiled engine's state: a few flat numpy arrays, grouped by what indexes them.
 
-Numba passes a ``NamedTuple`` of arrays to compiled functions as one argument and
-resolves its fields at compile time, so the kernel-side code reads like the C
-(``s.usage[c]``) while every field stays a flat, cache-friendly array:
+Compiled functions take these arrays as explicit arguments, never the tuple (see
+:mod:`memcglab.engine.jit` for why arguments must stay plain arrays):
 
 * ``g``: the replay's scalar counters and parameters (``G_*`` indices);
-* per memcg, indexed by dense index (0 is the root memcg): the ``memory``
-  page_counter (``usage``, ``watermark``, ``maxv``), ``memory_events_local[MEMCG_MAX]``
-  (``maxev``), the pages the trace holds (``held``), the tree (``parent``, ``depth``
-  and the child lists ``first``/``last``/``nxt`` in creation order, which is the
-  kernel's css sibling order), ``online``, the CPU that last wrote ``usage``
-  (``lastw``, for the cacheline-transfer event) and the pcstock ``batch``;
-* per CPU x slot for the ``multi*`` models (``cached``/``nrp``, ``cpus * slots``
-  flat), the LRU stamps, the scan bound ``hi`` and the round-robin ``didx``;
-* per memcg x CPU for ``pcstock`` (``pcs``);
-* the event matrices ``evc`` (event x CPU) and ``evm`` (event x memcg).
+* ``mc[F_*, m]``: per memcg, by dense index (0 is the root memcg): the ``memory``
+  page_counter (``F_USAGE``, ``F_WATERMARK``, ``F_MAX``),
+  ``memory_events_local[MEMCG_MAX]`` (``F_MAXEV``), the pages the trace holds
+  (``F_HELD``), the tree (``F_PARENT``, ``F_DEPTH`` and the child lists
+  ``F_FIRST``/``F_LAST``/``F_NEXT`` in creation order, the css sibling order),
+  ``F_ONLINE``, the CPU that last wrote ``usage`` (``F_LASTW``, for the
+  cacheline-transfer event), the pcstock ``batch`` (``F_PCBATCH``) and a scratch
+  row for the invariant check (``F_ACC``);
+* ``sl[S_*, cpu * slots + i]``: the memcg stocks (``S_CACHED``: dense memcg or -1
+  for NULL; ``S_NR``: ``nr_pages``; ``S_STAMP``: last use, ``multi-lru`` only);
+  ``single`` uses one slot per CPU;
+* ``pcpu[P_*, cpu]``: per CPU, the scan bound ``P_HI`` and ``P_DRAIN_IDX``;
+* ``pcs[m, cpu]``: ``pcstock``, CPU ``cpu``'s stock of memcg ``m``'s counter;
+* ``ev[e, col]``: event ``e`` counts, columns ``0..cpus-1`` per CPU, then one per
+  memcg (``cpus + m``);
+* ``rng``: the one-element splitmix64 state.
 
-Memcg arrays grow between chunks (:func:`grow`), never inside compiled code.
+Memcg-indexed arrays grow between chunks (:func:`grow`), never in compiled code.
 
 >>> s = new_state(model=M_MULTI, cpus=2, slots=7, batch=64, seed=0, capacity=4)
->>> s.cached.shape, int(s.g[G_NSLOTS]), int(s.maxv[0]) == (2**63 - 1) // 4096
-((14,), 7, True)
+>>> s.sl.shape, int(s.g[G_NSLOTS]), int(s.mc[F_MAX, 0]) == (2**63 - 1) // 4096
+((2, 14), 7, True)
 """
 
 from __future__ import annotations
@@ -39,12 +44,22 @@ M_SINGLE, M_MULTI, M_RR, M_LRU, M_FIX2, M_PCSTOCK = range(6)
 MODELS = ("single", "multi", "multi-rr", "multi-lru", "multi-fix2", "pcstock")
 MODEL_CODES = {name: code for code, name in enumerate(MODELS)}
 
-# Indices into State.g.
+# Indices into g.
 (G_OPS, G_FAILED, G_BUSY, G_SHORT, G_WARN, G_WALKS, G_HITS, G_EVICT, G_NCPUS, G_NSLOTS,
  G_BATCH, G_MODEL, G_NMEMCG, G_CLOCK, G_EVON, G_CHECK) = range(16)
 G_SIZE = 16
 
-# Event rows of evc/evm, in memcglab.events.EVENT_NAMES order (checked below).
+# Rows of mc.
+(F_PARENT, F_DEPTH, F_USAGE, F_WATERMARK, F_MAX, F_MAXEV, F_HELD, F_LASTW, F_PCBATCH,
+ F_FIRST, F_LAST, F_NEXT, F_ONLINE, F_ACC) = range(14)
+F_SIZE = 14
+_F_MINUS_ONE = (F_PARENT, F_LASTW, F_FIRST, F_LAST, F_NEXT)
+
+# Rows of sl and pcpu.
+S_CACHED, S_NR, S_STAMP = range(3)
+P_HI, P_DRAIN_IDX = range(2)
+
+# Event rows of ev, in memcglab.events.EVENT_NAMES order (checked below).
 (E_CHARGES, E_UNCHARGES, E_UNCHARGES_DIRECT, E_STOCK_HITS, E_MISS_ABSENT, E_MISS_SHORT,
  E_MISS_BYPASS, E_EVICTIONS, E_WALKS, E_WALK_LEVELS, E_DRAINS, E_SLOTS_SCANNED,
  E_LRU_WRITES, E_USAGE_TRANSFERS, E_CSS_REF_OPS, E_FAILED_CHARGES) = range(16)
@@ -55,37 +70,24 @@ if EV != EVENT_NAMES:  # pragma: no cover - a changed interface must fail loudly
     raise ImportError("memcglab.events.EVENT_NAMES changed; update memcglab.engine.state")
 
 #: usage never exceeds PAGE_COUNTER_MAX + 2^32 (the root's limit stops it), so a
-#: limit above LONG_MAX compares exactly like LONG_MAX: store limits clamped.
+#: limit above LONG_MAX compares exactly like LONG_MAX: limits are stored clamped.
 LIMIT_CLAMP = 2**63 - 1
-
-_MEMCG_FIELDS = ("parent", "depth", "usage", "watermark", "maxv", "maxev", "held", "lastw",
-                 "pcbatch", "first", "last", "nxt", "online")
 
 
 class State(NamedTuple):
     g: np.ndarray
     rng: np.ndarray
-    parent: np.ndarray
-    depth: np.ndarray
-    usage: np.ndarray
-    watermark: np.ndarray
-    maxv: np.ndarray
-    maxev: np.ndarray
-    held: np.ndarray
-    lastw: np.ndarray
-    pcbatch: np.ndarray
-    first: np.ndarray
-    last: np.ndarray
-    nxt: np.ndarray
-    online: np.ndarray
-    cached: np.ndarray
-    nrp: np.ndarray
-    stamp: np.ndarray
-    hi: np.ndarray
-    didx: np.ndarray
+    mc: np.ndarray
+    sl: np.ndarray
+    pcpu: np.ndarray
     pcs: np.ndarray
-    evc: np.ndarray
-    evm: np.ndarray
+    ev: np.ndarray
+
+
+def _memcg_block(cap: int) -> np.ndarray:
+    mc = np.zeros((F_SIZE, cap), dtype=np.int64)
+    mc[list(_F_MINUS_ONE)] = -1
+    return mc
 
 
 def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity: int = 16,
@@ -94,48 +96,41 @@ def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity
     g = np.zeros(G_SIZE, dtype=np.int64)
     g[G_NCPUS], g[G_NSLOTS], g[G_BATCH], g[G_MODEL] = cpus, slots, batch, model
     g[G_NMEMCG], g[G_EVON], g[G_CHECK] = 1, int(events), int(check)
-    multi = model not in (M_SINGLE, M_PCSTOCK)
-    nslot = cpus * (slots if multi else 1) if model != M_PCSTOCK else 1
     cap = max(capacity, 1)
-    arrays = {name: np.zeros(cap, dtype=np.int64) for name in _MEMCG_FIELDS}
-    for name in ("parent", "lastw", "first", "last", "nxt"):
-        arrays[name][:] = -1
-    arrays["maxv"][0] = PAGE_COUNTER_MAX  # the root memcg: no limit
-    arrays["online"][0] = 1
+    mc = _memcg_block(cap)
+    mc[F_MAX, 0] = PAGE_COUNTER_MAX  # the root memcg: no limit
+    mc[F_ONLINE, 0] = 1
     # css_online of the root enables its stock too; it never holds pages (never charged).
-    arrays["pcbatch"][0] = batch
+    mc[F_PCBATCH, 0] = batch
+    if model == M_PCSTOCK:
+        nslot = 1
+    else:
+        nslot = cpus * (1 if model == M_SINGLE else slots)
+    sl = np.zeros((3 if model == M_LRU else 2, nslot), dtype=np.int64)
+    sl[S_CACHED] = -1
     return State(
-        g=g, rng=np.array([seed], dtype=np.uint64), **arrays,
-        cached=np.full(nslot, -1, dtype=np.int32),
-        nrp=np.zeros(nslot, dtype=np.uint32),
-        stamp=np.zeros(nslot if model == M_LRU else 1, dtype=np.int64),
-        hi=np.zeros(cpus, dtype=np.int64),
-        didx=np.zeros(cpus, dtype=np.int64),
+        g=g, rng=np.array([seed], dtype=np.uint64), mc=mc, sl=sl,
+        pcpu=np.zeros((2, cpus), dtype=np.int64),
         pcs=np.zeros((cap, cpus) if model == M_PCSTOCK else (1, 1), dtype=np.int64),
-        evc=np.zeros((len(EV), cpus if events else 1), dtype=np.int64),
-        evm=np.zeros((len(EV), cap if events else 1), dtype=np.int64),
+        ev=np.zeros((len(EV), cpus + cap if events else 1), dtype=np.int64),
     )
 
 
 def grow(s: State, needed: int) -> State:
     """Return ``s`` with room for ``needed`` memcgs (amortised doubling)."""
-    cap = s.usage.shape[0]
+    cap = s.mc.shape[1]
     if needed <= cap:
         return s
     new_cap = max(needed, 2 * cap)
-    repl = {}
-    for name in _MEMCG_FIELDS:
-        old = getattr(s, name)
-        arr = np.full(new_cap, -1 if name in ("parent", "lastw", "first", "last", "nxt") else 0,
-                      dtype=np.int64)
-        arr[:cap] = old
-        repl[name] = arr
-    if s.pcs.shape[0] > 1 or int(s.g[G_MODEL]) == M_PCSTOCK:
+    mc = _memcg_block(new_cap)
+    mc[:, :cap] = s.mc
+    repl = {"mc": mc}
+    if int(s.g[G_MODEL]) == M_PCSTOCK:
         pcs = np.zeros((new_cap, s.pcs.shape[1]), dtype=np.int64)
         pcs[:cap] = s.pcs
         repl["pcs"] = pcs
-    if int(s.g[G_EVON]):
-        evm = np.zeros((len(EV), new_cap), dtype=np.int64)
-        evm[:, :cap] = s.evm
-        repl["evm"] = evm
+    if s.g[G_EVON]:
+        ev = np.zeros((len(EV), int(s.g[G_NCPUS]) + new_cap), dtype=np.int64)
+        ev[:, :s.ev.shape[1]] = s.ev
+        repl["ev"] = ev
     return s._replace(**repl)

@@ -1,18 +1,22 @@
-"""Chunked trace validation for the engine: memcg IDs to dense indices, compiled checks.
+"""Chunked, compiled trace validation: the contract's rules, memcg IDs to dense indices.
 
-The rules are those of :func:`memcglab.trace.validate` (the contract's). A compiled
-pass finds the first operation that breaks one; the message then comes from
-``memcglab.trace.validate`` itself, run on a short synthetic trace that rebuilds the
-validator's state (every memcg created so far, the offlined ones offlined) and ends
-with the offending row, so the engine raises the very ``TraceError`` the faithful
-replay raises, whatever its wording, without re-checking a long prefix in Python.
+The rules are those of :func:`memcglab.trace.validate`. One compiled pass over a
+chunk checks every row and maps memcg IDs (up to 2^63-1) to dense indices in
+creation order (the root, ID 0, is 0) through an open-addressing hash table. It
+writes one ``int32`` column for the replay: the dense memcg of each operation, or,
+for a ``cgroup`` row, the dense parent (the new memcg's own index is implicit: the
+number of memcgs created before it).
 
-Memcg IDs (up to 2^63-1) map to dense indices in creation order (the root, ID 0,
-is index 0) through sorted arrays and ``np.searchsorted``, chunk by chunk.
+At the first bad row the message comes from ``memcglab.trace.validate`` itself,
+run on a short synthetic trace that rebuilds the checker's state (every memcg
+created so far, the offlined ones offlined) and ends with the offending row, so
+the engine raises the very ``TraceError`` the faithful replay raises, whatever its
+wording, without re-checking a long prefix in Python.
 
 >>> from memcglab.trace import make_ops, OP_CGROUP, OP_CHARGE, PAGE_COUNTER_MAX
 >>> v = ChunkValidator(cpus=2, single=False, source="t")
 >>> v.check(make_ops([(OP_CGROUP, -1, 10**18, PAGE_COUNTER_MAX, 0), (OP_CHARGE, 1, 10**18, 3)]))
+array([0, 1], dtype=int32)
 >>> v.ids
 [0, 1000000000000000000]
 >>> v.check(make_ops([(OP_CHARGE, 2, 10**18, 3)]))
@@ -24,8 +28,8 @@ memcglab.trace.TraceError: t:3: charge: cpu 2 out of range 0..1
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from memcglab.engine.jit import kernel
 from memcglab.trace import (
     MAX_CPUS,
     NR_MAX,
@@ -43,56 +47,79 @@ from memcglab.trace import (
     validate,
 )
 
-__all__ = ["IdMap", "ChunkValidator"]
+__all__ = ["ChunkValidator"]
 
-_LATER = np.iinfo(np.int64).max  # "created after every row of this chunk"
-
-
-class IdMap:
-    """Memcg ID -> dense index, for IDs created in earlier chunks (root 0 -> 0)."""
-
-    def __init__(self) -> None:
-        self.keys = np.zeros(1, dtype=np.int64)
-        self.dense = np.zeros(1, dtype=np.int64)
-
-    def lookup(self, ids: np.ndarray) -> np.ndarray:
-        """Dense index of each ID, or -1 for an unknown one."""
-        pos = np.searchsorted(self.keys, ids)
-        pos[pos == len(self.keys)] = 0
-        return np.where(self.keys[pos] == ids, self.dense[pos], -1)
-
-    def add(self, ids: np.ndarray, dense: np.ndarray) -> None:
-        keys = np.concatenate([self.keys, ids])
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.dense = keys[order], np.concatenate([self.dense, dense])[order]
+_EMPTY = np.iinfo(np.int64).min  # hash slot marker; never a valid ID
+_NR_MAX = np.uint64(NR_MAX)
 
 
-@njit(cache=True)
-def _check_rows(op, nested, cpu, ids, dm, cm, dp, cp, arg, cpus, single, online, nchild,
-                parent):
-    # Index of the first row that validate() would refuse, or -1; state advances up to it.
+@kernel
+def _find(keys, key):
+    # Open addressing with linear probing; returns the slot of key or of the empty slot
+    # where it would go. The table is never more than half full.
+    mask = keys.shape[0] - 1
+    h = key * -7046029254386353131  # 0x9E3779B97F4A7C15 as int64: wraps, which is fine
+    i = (h ^ (h >> 29)) & mask
+    while keys[i] != _EMPTY and keys[i] != key:
+        i = (i + 1) & mask
+    return i
+
+
+@kernel
+def _insert(keys, vals, key, val):
+    i = _find(keys, key)
+    keys[i] = key
+    vals[i] = val
+
+
+@kernel
+def _lookup(keys, vals, key):
+    if key == _EMPTY:
+        return -1
+    i = _find(keys, key)
+    return vals[i] if keys[i] == key else -1
+
+
+@kernel
+def _rehash(old_keys, old_vals, keys, vals):
+    for i in range(old_keys.shape[0]):
+        if old_keys[i] != _EMPTY:
+            _insert(keys, vals, old_keys[i], old_vals[i])
+
+
+@kernel
+def _check_rows(op, nested, cpu, ids, pids, arg, cpus, single, keys, vals, st, online,
+                nchild, parent, by_dense, dense):
+    # Validate rows in order; return the first row validate() would refuse, or -1.
+    # st[0] is the number of memcgs created so far. State advances up to the bad row.
     for i in range(op.shape[0]):
         o = op[i]
         if o > OP_OFFLINE or (nested[i] and single):
             return i
-        d = dm[i]
-        known = d >= 0 and cm[i] < i
         if o == OP_CGROUP:
-            p = dp[i]
-            if ids[i] < 1 or known or p < 0 or cp[i] >= i or not online[p] or arg[i] < 1:
+            p = _lookup(keys, vals, pids[i])
+            if (ids[i] < 1 or _lookup(keys, vals, ids[i]) >= 0 or p < 0 or not online[p]
+                    or arg[i] < 1):
                 return i
+            d = st[0]
+            st[0] = d + 1
+            _insert(keys, vals, ids[i], d)
+            by_dense[d] = ids[i]
             online[d] = 1
             parent[d] = p
             nchild[p] += 1
+            dense[i] = p
             continue
         if o != OP_SET_MAX and o != OP_OFFLINE and not 0 <= cpu[i] < cpus:
             return i
         if o == OP_CPU_DEAD:
+            dense[i] = 0
             continue
-        if not known or not online[d]:
+        d = _lookup(keys, vals, ids[i])
+        if d < 0 or not online[d]:
             return i
         if o == OP_CHARGE or o == OP_UNCHARGE or o == OP_UNCHARGE_DIRECT:
-            if (d == 0 and o == OP_CHARGE) or arg[i] < 1 or arg[i] > NR_MAX:
+            if (d == 0 and o == OP_CHARGE) or arg[i] < 1 or arg[i] > _NR_MAX:
                 return i
         elif o == OP_SET_MAX:
             if d == 0 or arg[i] < 1:
@@ -104,7 +131,14 @@ def _check_rows(op, nested, cpu, ids, dm, cm, dp, cp, arg, cpus, single, online,
             nchild[parent[d]] -= 1
         elif o != OP_DRAIN_ALL:
             return i
+        dense[i] = d
     return -1
+
+
+def _grown(a: np.ndarray, size: int, fill: int) -> np.ndarray:
+    out = np.full(size, fill, dtype=a.dtype)
+    out[:len(a)] = a
+    return out
 
 
 class ChunkValidator:
@@ -112,73 +146,62 @@ class ChunkValidator:
 
     def __init__(self, cpus: int, single: bool, source: str) -> None:
         self.cpus, self.single, self.source = cpus, single, source
-        self.idmap = IdMap()
-        self.ids: list[int] = [0]  # dense index -> memcg ID
-        self.online = np.ones(1, dtype=np.uint8)
-        self.nchild = np.zeros(1, dtype=np.int64)
-        self.parent = np.full(1, -1, dtype=np.int64)
+        self.keys = np.full(64, _EMPTY, dtype=np.int64)
+        self.vals = np.zeros(64, dtype=np.int64)
+        self.st = np.zeros(1, dtype=np.int64)
+        self.online = np.zeros(16, dtype=np.uint8)
+        self.nchild = np.zeros(16, dtype=np.int64)
+        self.parent = np.full(16, -1, dtype=np.int64)
+        self.by_dense = np.zeros(16, dtype=np.int64)
         self.rows = 0  # rows validated so far (global index of the next chunk's first row)
         if not 1 <= cpus <= MAX_CPUS:
             validate(Trace(cpus, np.zeros(0, dtype=OP_DTYPE), source), single=single)
+        _insert(self.keys, self.vals, 0, 0)  # the root memcg
+        self.online[0], self.st[0] = 1, 1
 
-    def check(self, ops: np.ndarray) -> None:
-        """Validate the next chunk; raise the faithful ``TraceError`` at its first bad row."""
-        n = len(ops)
-        ids, pids = ops["memcg"], ops["parent"]
-        rows = np.arange(n, dtype=np.int64)
-        dm = self.idmap.lookup(ids)
-        cm = np.where(dm >= 0, -1, _LATER)
-        cg = np.flatnonzero(ops["op"] == OP_CGROUP)
-        dp = np.full(n, -1, dtype=np.int64)
-        cp = np.full(n, _LATER, dtype=np.int64)
-        dp[cg] = self.idmap.lookup(pids[cg])
-        cp[cg] = np.where(dp[cg] >= 0, -1, _LATER)
-        # this chunk's creations: the first cgroup row of each ID not created earlier
-        fresh = cg[dm[cg] < 0]
-        keys, first = np.unique(ids[fresh], return_index=True)
-        first_rows = fresh[first]
-        rank = np.empty(len(keys), dtype=np.int64)
-        rank[np.argsort(first_rows)] = np.arange(len(keys))
-        dense = len(self.ids) + rank
-        if len(keys):
-            for col_d, col_c, col_ids, where in ((dm, cm, ids, rows), (dp, cp, pids, cg)):
-                miss = where[col_d[where] < 0]
-                pos = np.minimum(np.searchsorted(keys, col_ids[miss]), len(keys) - 1)
-                hit = keys[pos] == col_ids[miss]
-                col_d[miss[hit]] = dense[pos[hit]]
-                col_c[miss[hit]] = first_rows[pos[hit]]
-        total = len(self.ids) + len(keys)
-        self._grow(total)
-        bad = _check_rows(ops["op"], ops["nested"], ops["cpu"], ids, dm, cm, dp, cp, ops["arg"],
-                          self.cpus, self.single, self.online, self.nchild, self.parent)
-        order = np.argsort(first_rows)
+    @property
+    def count(self) -> int:
+        """Memcgs created so far, the root included."""
+        return int(self.st[0])
+
+    @property
+    def ids(self) -> list[int]:
+        """Memcg ID of each dense index."""
+        return self.by_dense[:self.count].tolist()
+
+    def check(self, ops: np.ndarray) -> np.ndarray:
+        """Validate the next chunk; return its dense column, or raise the faithful TraceError."""
+        self._reserve(self.count + int(np.count_nonzero(ops["op"] == OP_CGROUP)))
+        dense = np.zeros(len(ops), dtype=np.int32)
+        bad = _check_rows(ops["op"], ops["nested"], ops["cpu"], ops["memcg"], ops["parent"],
+                          ops["arg"], self.cpus, self.single, self.keys, self.vals, self.st,
+                          self.online, self.nchild, self.parent, self.by_dense, dense)
         if bad >= 0:
-            made = order[first_rows[order] < bad]
-            self._raise(ops[bad], self.rows + bad, [int(k) for k in keys[made]])
-        self.ids.extend(int(k) for k in keys[order])
-        self.idmap.add(keys, dense)
-        self.rows += n
+            self._raise(ops[bad], self.rows + bad)
+        self.rows += len(ops)
+        return dense
 
-    def dense(self, ops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Dense memcg and parent columns of an already validated chunk."""
-        dm = self.idmap.lookup(ops["memcg"])
-        dp = np.where(ops["op"] == OP_CGROUP, self.idmap.lookup(ops["parent"]), 0)
-        return dm, dp
+    def _reserve(self, total: int) -> None:
+        if 2 * total > len(self.keys):
+            size = len(self.keys)
+            while 2 * total > size:
+                size *= 2
+            keys, vals = np.full(size, _EMPTY, dtype=np.int64), np.zeros(size, dtype=np.int64)
+            _rehash(self.keys, self.vals, keys, vals)
+            self.keys, self.vals = keys, vals
+        if total > len(self.online):
+            size = max(total, 2 * len(self.online))
+            self.online = _grown(self.online, size, 0)
+            self.nchild = _grown(self.nchild, size, 0)
+            self.parent = _grown(self.parent, size, -1)
+            self.by_dense = _grown(self.by_dense, size, 0)
 
-    def _grow(self, total: int) -> None:
-        have = len(self.online)
-        if total > have:
-            extra = total - have
-            self.online = np.concatenate([self.online, np.zeros(extra, dtype=np.uint8)])
-            self.nchild = np.concatenate([self.nchild, np.zeros(extra, dtype=np.int64)])
-            self.parent = np.concatenate([self.parent, np.full(extra, -1, dtype=np.int64)])
-
-    def _raise(self, row: np.void, index: int, made_here: list[int]) -> None:
-        ids = self.ids + made_here
+    def _raise(self, row: np.void, index: int) -> None:
+        ids, n = self.ids, self.count
         synth = [(OP_CGROUP, False, -1, ids[d], ids[self.parent[d]], PAGE_COUNTER_MAX, 0)
-                 for d in range(1, len(ids))]
+                 for d in range(1, n)]
         synth += [(OP_OFFLINE, False, -1, ids[d], -1, 0, 0)
-                  for d in range(len(ids) - 1, 0, -1) if not self.online[d]]
+                  for d in range(n - 1, 0, -1) if not self.online[d]]
         bad = tuple(row.tolist())
         synth.append(bad[:-1] + (bad[-1] or index + 1,))
         validate(Trace(self.cpus, np.array(synth, dtype=OP_DTYPE), self.source),

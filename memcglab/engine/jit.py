@@ -1,0 +1,71 @@
+"""The engine's one numba decorator, and a guard against stale compiled caches.
+
+``kernel`` is ``numba.njit(cache=True)`` (compiled once, then loaded from the cache
+by every fresh process) without numba's reference counting (``_nrt=False``): the
+engine's compiled functions never allocate, and without the runtime numba passes
+arrays as plain borrowed arguments, whereas with it every call of a function with
+branches increments and decrements each array argument atomically, which cost
+more than the kernel code itself. ``_nrt`` is an underscore option of numba; if a
+numba release refuses it, ``kernel`` falls back to plain ``njit(cache=True)``:
+slower, identical results.
+
+Numba checks a cached function against its own source file only, so a cached
+caller would keep running the old code of a callee edited in another module. At
+import, :func:`drop_stale_caches` hashes every module of this package and clears
+the package's numba cache files when the hash changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numba
+from numba import njit
+from numba.core.cpu import CPUTargetOptions
+
+__all__ = ["kernel", "drop_stale_caches"]
+
+_HERE = Path(__file__).resolve().parent
+
+
+def _cache_dirs() -> list[Path]:
+    dirs = [_HERE / "__pycache__"]
+    user = os.environ.get("NUMBA_CACHE_DIR")
+    if user:  # numba mirrors the source directory's absolute path under it
+        dirs.append(Path(user) / str(_HERE).lstrip(os.sep))
+    return dirs
+
+
+def drop_stale_caches() -> bool:
+    """Delete this package's numba cache files if any engine module changed; True if so."""
+    digest = hashlib.sha256(numba.__version__.encode())
+    for path in sorted(_HERE.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    stamp_text = digest.hexdigest()
+    dropped = False
+    for cache in _cache_dirs():
+        stamp = cache / "memcglab-engine.sha256"
+        try:
+            if stamp.read_text() == stamp_text:
+                continue
+        except OSError:
+            pass
+        try:
+            for stale in cache.glob("*.nb[ic]"):
+                stale.unlink(missing_ok=True)
+                dropped = True
+            cache.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(stamp_text)
+        except OSError:  # a read-only install: its sources cannot change either
+            pass
+    return dropped
+
+
+drop_stale_caches()
+
+if hasattr(CPUTargetOptions, "_nrt"):
+    kernel = njit(cache=True, _nrt=False)
+else:  # pragma: no cover - a numba without the _nrt option
+    kernel = njit(cache=True)
