@@ -156,6 +156,28 @@ def other_cpu(rng: np.random.Generator, cpu: np.ndarray, cpus: int) -> np.ndarra
     return (cpu + 1 + rng.integers(0, cpus - 1, len(cpu))) % cpus
 
 
+def _bernoulli_steps(rng: np.random.Generator, tasks: int, steps: int, rate: float,
+                     span: int) -> np.ndarray:
+    """Sorted keys ``task * span + step`` of independent Bernoulli(rate) events at steps
+    ``1..steps-1`` of each task: the gaps between events are geometric."""
+    expect = (steps - 1) * rate
+    width = min(int(expect + 6 * np.sqrt(expect) + 8), steps)
+    while True:
+        # Inverse-transform geometric gaps in floating point, clipped to the run, so a
+        # tiny rate cannot overflow an integer draw.
+        u = 1.0 - rng.random((tasks, width))
+        with np.errstate(divide="ignore"):
+            gap = np.ceil(np.log(u) / np.log1p(-rate))
+        position = np.cumsum(np.clip(gap, 1, steps), axis=1)
+        # Every gap is at least 1, so a width of `steps` always reaches the end.
+        if width >= steps or (position[:, -1] >= steps).all():
+            break
+        width = min(2 * width, steps)  # rare: redraw wider, still a function of the seed
+    task = np.broadcast_to(np.arange(tasks, dtype=np.int64)[:, None], position.shape)
+    inside = position < steps
+    return task[inside] * span + position[inside].astype(np.int64)
+
+
 @dataclass(frozen=True, slots=True)
 class Timeline:
     """Where each of several tasks runs over integer steps ``0..steps-1``.
@@ -183,9 +205,7 @@ class Timeline:
         if ncpus < 2 or rate <= 0.0 or steps < 2:
             keys = np.arange(tasks, dtype=np.int64) * span
             return cls(keys, np.asarray(start, dtype=np.int64), span, 0)
-        counts = rng.binomial(steps - 1, rate, tasks)
-        owner = np.repeat(np.arange(tasks, dtype=np.int64), counts)
-        moves = np.sort(owner * span + rng.integers(1, steps, len(owner)))
+        moves = _bernoulli_steps(rng, tasks, steps, rate, span)
         # Each move adds 1..ncpus-1 to the CPU, so consecutive placements differ.
         hops = 1 + rng.integers(0, ncpus - 1, len(moves))
         keys = np.concatenate([np.arange(tasks, dtype=np.int64) * span, moves])

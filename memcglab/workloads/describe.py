@@ -11,8 +11,8 @@ the tests can check that each parameter moves the statistic it is meant to move.
 (0.5, [2, 0], 1.0)
 >>> pages_by_memcg(t)
 {1: (3, 3), 2: (1, 1)}
->>> max_held(t)
-{1: 3, 2: 1}
+>>> held_range(t)
+{1: (0, 3), 2: (0, 1)}
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import numpy as np
 from memcglab.trace import OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT, Trace
 
 __all__ = [
+    "held_range",
     "memcgs_per_cpu",
-    "max_held",
     "pages_by_memcg",
     "remote_release_fraction",
     "switch_fraction",
@@ -47,26 +47,34 @@ def pages_by_memcg(trace: Trace) -> dict[int, tuple[int, int]]:
     return out
 
 
-def max_held(trace: Trace) -> dict[int, int]:
-    """memcg -> the most pages it held (charged, not yet released) after any operation.
+def held_range(trace: Trace) -> dict[int, tuple[int, int]]:
+    """memcg -> (fewest, most) pages it held (charged, not yet released) over the trace.
 
-    A negative running balance would mean a release before its charge, which the
-    replay clips as ``short_uncharges``; the generators never produce one.
+    The running balance starts at 0 for every memcg. A negative minimum means a
+    release before its charge, which the replay clips as ``short_uncharges``; the
+    generators never produce one.
     """
     ops = _rows(trace, (OP_CHARGE, *_RELEASES))
     sign = np.where(ops["op"] == OP_CHARGE, 1, -1) * ops["arg"].astype(np.int64)
     order = np.argsort(ops["memcg"], kind="stable")
     memcg, running = ops["memcg"][order], sign[order]
+    if not len(memcg):
+        return {}
     starts = np.flatnonzero(np.r_[True, memcg[1:] != memcg[:-1]])
     total = np.cumsum(running)
     before = np.r_[0, total][starts]
     held = total - np.repeat(before, np.diff(np.r_[starts, len(memcg)]))
-    return {int(m): int(v) for m, v in zip(memcg[starts], np.maximum.reduceat(held, starts),
-                                            strict=True)}
+    low = np.minimum(np.minimum.reduceat(held, starts), 0)
+    high = np.maximum.reduceat(held, starts)
+    return {int(m): (int(lo), int(hi)) for m, lo, hi in zip(memcg[starts], low, high, strict=True)}
 
 
 def remote_release_fraction(trace: Trace) -> float:
-    """Fraction of releases on another CPU than the memcg's latest charge before them."""
+    """Fraction of releases on another CPU than the memcg's latest charge before them.
+
+    Meaningful where a memcg charges on one CPU at a time (a flow's softirq CPU, a
+    task's CPU); for a memcg charged on several CPUs at once, compare traces instead.
+    """
     ops = _rows(trace, (OP_CHARGE, *_RELEASES))
     order = np.argsort(ops["memcg"], kind="stable")
     memcg, cpu = ops["memcg"][order], ops["cpu"][order]

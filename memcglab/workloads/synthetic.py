@@ -153,11 +153,12 @@ def synthetic(spec: SyntheticSpec = SyntheticSpec()) -> Trace:
     step = np.tile(np.arange(spec.charges_per_cpu, dtype=np.float64), spec.cpus)
     time = step + np.repeat(rng.permutation(spec.cpus) / spec.cpus, spec.charges_per_cpu)
     release_time = time + bounded_delay(rng, n, spec.release_delay) + 0.5 / spec.cpus
+    pages = rng.integers(1, spec.max_pages + 1, n).astype(np.uint64)
+    # Drawn last, so specs differing only in remote_release share everything else.
     release_cpu = cpu.copy()
     if spec.remote_release > 0:
         remote = rng.random(n) < spec.remote_release
         release_cpu[remote] = other_cpu(rng, cpu[remote], spec.cpus)
-    pages = rng.integers(1, spec.max_pages + 1, n).astype(np.uint64)
     ops = np.repeat(np.array([OP_CHARGE, OP_UNCHARGE], dtype=np.uint8), n)
     return assemble(spec.cpus, head, np.concatenate([time, release_time]), ops,
                     np.concatenate([cpu, release_cpu]), np.tile(memcg, 2),
