@@ -1,0 +1,110 @@
+"""``memcglab sweep`` end to end: refusals that write nothing, runs, failures, timeouts."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+
+from memcglab.cli import main
+from memcglab.models import KERNEL_VERSIONS
+
+from .conftest import SWEEP_NOTEBOOK, make_notebook, read_run
+
+NB = str(SWEEP_NOTEBOOK)
+
+
+def sweep(*args: str) -> int:
+    return main(["sweep", *args, "--no-progress"])
+
+
+@pytest.mark.parametrize("args, message", [
+    ([NB, "-p", "slots", "1,abc"], "slots=abc: not an int (e.g. 7)"),
+    ([NB, "-p", "slot", "1"], "unknown parameter 'slot' for sweep_fixture.ipynb "
+                              "(did you mean 'slots'?); valid: fail (bool), model"),
+    ([NB, "-p", "quick", "perhaps"], "quick=perhaps: not a bool; valid are true"),
+    ([NB, "-p", "output_dir", "x"], "output_dir: set by the sweep itself"),
+    ([NB, "-p", "slots", "1,1"], "slots: value 1 is given twice"),
+    (["missing.ipynb"], "notebook 'missing.ipynb': no such file"),
+    (["notes.txt"], "notebook 'notes.txt': expected a .ipynb file"),
+    ([NB, "--workers", "0"], "--workers 0: must be at least 1"),
+    ([NB, "--timeout", "0"], "--timeout 0: must be a positive number of seconds"),
+    ([NB, "--kernel", "nope"], "--kernel nope: no such Jupyter kernel; valid: python3"),
+])
+def test_mistakes_exit_2_with_one_clear_line_and_write_nothing(
+        tmp_path, capsys, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    assert sweep(*args, "--out", str(tmp_path / "out")) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memcglab sweep: error: ") and message in err
+    assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_out_path_that_is_a_file_is_refused_untouched(tmp_path, capsys):
+    out = tmp_path / "results"
+    out.write_text("keep me")
+    assert sweep(NB, "--out", str(out)) == 2
+    assert "--out " in capsys.readouterr().err
+    assert out.read_text() == "keep me" and list(tmp_path.iterdir()) == [out]
+
+
+def test_a_sweep_writes_notebooks_sidecars_and_one_row_per_run(tmp_path, capsys):
+    out = tmp_path / "out"
+    args = [NB, "-p", "policy", "random,lru", "-p", "slots", "1,2", "-p", "model", "multi",
+            "--out", str(out), "--workers", "1"]
+    assert sweep(*args) == 0
+    assert "4 runs: 0 already done, 4 executed, 0 failed" in capsys.readouterr().out
+    table = pq.read_table(out / "results.parquet")
+    rows = table.to_pylist()
+    assert [(r["policy"], r["slots"], r["walks"]) for r in rows] == [
+        ("random", 1, 16), ("random", 2, 26), ("lru", 1, 13), ("lru", 2, 23)]
+    assert {r["status"] for r in rows} == {"ok"}
+    assert {r["kernel_version"] for r in rows} == {KERNEL_VERSIONS["multi"]}
+    assert table.column_names[:4] == ["run_id", "status", "policy", "slots"]
+    for r in rows:
+        run = out / "runs" / r["run_id"]
+        assert sorted(p.name for p in run.iterdir()) == ["notebook.ipynb", "result.json",
+                                                         "run.json"]
+        assert f"walks={r['walks']}" in (run / "notebook.ipynb").read_text()
+        assert read_run(out, r["run_id"])["params"] == {
+            "model": "multi", "policy": r["policy"], "slots": r["slots"]}
+    # the same command again: nothing to do, the same rows
+    assert sweep(*args) == 0
+    assert "4 runs: 4 already done, 0 executed, 0 failed" in capsys.readouterr().out
+    assert pq.read_table(out / "results.parquet").to_pylist() == rows
+
+
+def test_failed_runs_get_a_row_with_the_error_and_are_retried_next_time(tmp_path, capsys):
+    out = tmp_path / "out"
+    args = [NB, "-p", "fail", "false,true", "--out", str(out), "--workers", "1"]
+    assert sweep(*args) == 1
+    captured = capsys.readouterr()
+    assert "2 runs: 0 already done, 2 executed, 1 failed" in captured.out
+    assert "ValueError: asked to fail with slots=7" in captured.err
+    rows = pq.read_table(out / "results.parquet").to_pylist()
+    assert [(r["fail"], r["status"], r["walks"]) for r in rows] == [
+        (False, "ok", 76), (True, "failed", None)]
+    assert rows[1]["error"].endswith("ValueError: asked to fail with slots=7")
+    assert (out / "runs" / rows[1]["run_id"] / "notebook.ipynb").exists()
+    assert sweep(*args) == 1
+    assert "2 runs: 1 already done, 1 executed, 1 failed" in capsys.readouterr().out
+
+
+def test_the_timeout_bounds_the_whole_run_not_each_cell(tmp_path, capsys):
+    nb = make_notebook(tmp_path / "slow.ipynb", 'output_dir = ""',
+                       "import time\ntime.sleep(1.2)", "time.sleep(1.2)", "time.sleep(1.2)",
+                       "from memcglab.sweep import record_result\n"
+                       "record_result(output_dir, {'done': True})")
+    out = tmp_path / "out"
+    assert sweep(str(nb), "--out", str(out), "--timeout", "2.5", "--workers", "1") == 1
+    (row,) = pq.read_table(out / "results.parquet").to_pylist()
+    assert row["status"] == "failed"
+    assert row["error"] == "timeout: the run exceeded its 2.5 s budget"
+    assert row["duration_s"] < 10
+
+
+def test_a_notebook_that_records_nothing_fails_with_the_convention_spelled_out(tmp_path, capsys):
+    nb = make_notebook(tmp_path / "mute.ipynb", 'output_dir = ""', "x = 1")
+    assert sweep(str(nb), "--out", str(tmp_path / "out"), "--workers", "1") == 1
+    assert "without calling memcglab.sweep.record_result(output_dir, {...})" in (
+        capsys.readouterr().err)
