@@ -122,13 +122,17 @@ def from_columns(cpus: int, head: np.ndarray, op: np.ndarray | int, cpu: np.ndar
                  memcg: np.ndarray, nr: np.ndarray | int, source: str) -> Trace:
     """A trace of ``head`` then one operation per element of the (flattened) columns."""
     cpu = np.ravel(cpu)
-    body = np.zeros(len(cpu), dtype=OP_DTYPE)
+    ops = np.empty(len(head) + len(cpu), dtype=OP_DTYPE)
+    ops[:len(head)] = head
+    body = ops[len(head):]
     body["op"] = np.ravel(op) if not np.isscalar(op) else op
+    body["nested"] = False
     body["cpu"] = cpu
     body["memcg"] = np.ravel(memcg)
     body["parent"] = -1
     body["arg"] = np.ravel(nr) if not np.isscalar(nr) else nr
-    return Trace(cpus, np.concatenate([head, body]), source)
+    body["line"] = 0
+    return Trace(cpus, ops, source)
 
 
 def assemble(cpus: int, head: np.ndarray, time: np.ndarray, op: np.ndarray | int,
@@ -166,7 +170,7 @@ def _bernoulli_steps(rng: np.random.Generator, tasks: int, steps: int, rate: flo
         # Inverse-transform geometric gaps in floating point, clipped to the run, so a
         # tiny rate cannot overflow an integer draw.
         u = 1.0 - rng.random((tasks, width))
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):  # rate 1 or subnormal
             gap = np.ceil(np.log(u) / np.log1p(-rate))
         position = np.cumsum(np.clip(gap, 1, steps), axis=1)
         # Every gap is at least 1, so a width of `steps` always reaches the end.
