@@ -114,11 +114,11 @@ class MremapPageoutSpec:
         check_int("cpus", self.cpus, 1, MAX_CPUS)
         check_float("swap_fail_rate", self.swap_fail_rate, 0.0, 1e12, why="events per second")
         check_float("duration", self.duration, 0.0, 3600.0, low_open=True, why="seconds")
+        check_int("stat_updates_per_event", self.stat_updates_per_event, 0, 1000)
         expected = self.swap_fail_rate * self.duration * (1 + self.stat_updates_per_event)
         if expected > 5e8:
             raise ValueError(f"duration={self.duration!r}: about {expected:.3g} accesses; "
                              "must stay below 5e8 (shorten the window)")
-        check_int("stat_updates_per_event", self.stat_updates_per_event, 0, 1000)
         check_int("ancestors", self.ancestors, 0, MAX_ANCESTORS)
         check_int("memcgs", self.memcgs, 1, min(self.cpus, MEM_CGROUP_ID_MAX - self.ancestors),
                   "at most the CPUs, one instance each")
