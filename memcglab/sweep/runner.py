@@ -140,9 +140,10 @@ def execute_run(job: RunJob) -> dict[str, Any]:
             # timeout_func sets each cell's limit; the int trait covers nbclient's other waits
             execution_timeout=math.ceil(job.timeout),
             timeout_func=_deadline_timeout(t0 + job.timeout),
-            # ipykernel warns on every start that its loopback TCP is unencrypted; in a
-            # batch of hundreds of runs that line buries real errors, which cells report.
-            extra_arguments=["--IPKernelApp.log_level=ERROR"],
+            # ipykernel logs on every start that its loopback TCP is unencrypted, and now
+            # and then a KeyboardInterrupt while shutting down; over hundreds of runs these
+            # lines bury the errors that matter, which the cells' outputs and run.json keep.
+            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
         )
     except Exception as exc:
         error = _describe_error(exc, job.timeout)
