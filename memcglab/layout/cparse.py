@@ -112,16 +112,32 @@ def parse_c(text: str, config: Iterable[str] = (),
     except CppError as exc:
         raise CParseError(str(exc)) from exc
     source = f"{pre}\n# 1 \"<input>\"\n{body}\n"
+    parser = c_parser.CParser()
     try:
-        ast = c_parser.CParser().parse(source, filename="<input>")
+        ast = parser.parse(source, filename="<input>")
     except ParseError as exc:
-        msg = str(exc)
-        m = re.match(r"<input>:(\d+):(\d+): (.*)", msg)
-        where = f"line {m.group(1)}, column {m.group(2)}: {m.group(3)}" if m else msg
-        raise CParseError(f"C syntax error at {where}") from exc
+        raise CParseError(_syntax_error(parser, str(exc))) from exc
     space = TypeSpace()
     _Converter(space).file(ast)
     return space
+
+
+def _syntax_error(parser: c_parser.CParser, msg: str) -> str:
+    """Name the line and token of a pycparser error (it does not always say)."""
+    m = re.match(r"<input>:(\d+):(\d+): (.*)", msg)
+    if m:
+        return f"C syntax error at line {m.group(1)}, column {m.group(2)}: {m.group(3)}"
+    try:  # pycparser 3 keeps its token stream; the offending token is the next one
+        toks = parser._tokens
+        tok = toks._buffer[min(toks._index, len(toks._buffer) - 1)]
+        hint = ""
+        if tok.type == "ID":
+            hint = (f" ({tok.value!r} is not a known type: define it, or a typedef for it, "
+                    "before use)")
+        return (f"C syntax error at line {tok.lineno}, column {tok.column} near "
+                f"{tok.value!r}{hint}: {msg.split(': ', 1)[-1]}")
+    except (AttributeError, IndexError):
+        return f"C syntax error: {msg}"
 
 
 class _Converter:

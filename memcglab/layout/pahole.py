@@ -32,25 +32,22 @@ __all__ = ["render", "member_decl"]
 
 
 def member_decl(m: Member) -> tuple[str, str]:
-    """(type column, name column) for a member, pahole style."""
-    if m.decl and m.name:
-        # Split "struct mem_cgroup *cached[7]" into type and declarator at the name.
-        idx = [i.start() for i in re.finditer(rf"\b{re.escape(m.name)}\b", m.decl)]
-        if idx:
-            i = idx[-1]
-            head, tail = m.decl[:i].rstrip(), m.decl[i:]
-            lead = re.match(r"[\s*]*$", head[-3:])  # pointer stars belong to the type
-            if "(" in head or "(" in tail.split(m.name, 1)[0]:
-                return m.decl, ""  # function pointers: print the declaration whole
-            if lead is not None or head.endswith("*"):
-                stars = len(head) - len(head.rstrip("* "))
-                head = head[: len(head) - stars].rstrip() + " " + head[len(head) - stars:].strip()
-            return head.strip(), tail.strip()
+    """(type column, name column) for a member, pahole style, with numeric array sizes."""
     t = m.type
     dims = ""
     while isinstance(t, Array):
         dims += "[]" if t.count is None else f"[{t.count}]"
         t = t.elem
+    if m.decl and m.name:
+        # The type as written ("struct mem_cgroup *", "local_trylock_t") is what
+        # precedes the member name; function pointers are printed whole.
+        head = m.decl.split("[", 1)[0]
+        idx = [i.start() for i in re.finditer(rf"\b{re.escape(m.name)}\b", head)]
+        if idx and "(" not in head:
+            spelled = re.sub(r"\s*(\*+)$", r" \1", head[: idx[-1]].strip())
+            return spelled, f"{m.name}{dims}"
+        if "(" in head:
+            return m.decl, ""
     return type_name(t), f"{m.name or ''}{dims}"
 
 
