@@ -77,11 +77,12 @@ class Engine:
 
     def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
                  batch: int = 64, check: bool = False, events: bool = False,
-                 source: str = "<memory>") -> None:
+                 source: str = "<memory>", validator: ChunkValidator | None = None) -> None:
         code = check_args(model, slots, seed, batch)
         self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
         self.source = source
-        self.validator = ChunkValidator(cpus, code == M_SINGLE, source)
+        # A reader that validates as it scans hands over its validator.
+        self.validator = validator or ChunkValidator(cpus, code == M_SINGLE, source)
         self.state: State = new_state(code, cpus, slots, batch, seed, events=events,
                                       check=check)
         self.replayed = 0
