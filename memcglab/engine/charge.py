@@ -19,7 +19,7 @@ So of the kernel's exits only these remain, in the kernel's order:
 
 from __future__ import annotations
 
-from memcglab.engine.jit import kernel
+from memcglab.engine.jit import hot, kernel
 from memcglab.engine.pagecounter import mem_cgroup_margin, try_charge_walk
 from memcglab.engine.pcstock import STOCK_HIT, pc_drain_all_stock, pc_try_charge
 from memcglab.engine.state import F_MAXEV, G_BATCH, G_HITS, G_MODEL, M_PCSTOCK
@@ -39,7 +39,7 @@ def drain_all_stock(g, mc, ev, sl, pcpu, pcs, root):
         memcg_drain_all_stock(g, mc, ev, sl, pcpu, root)
 
 
-@kernel
+@hot
 def try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, nr_pages, cpu, nested):
     """try_charge_memcg(memcg, GFP_KERNEL, nr_pages): True on success, False for -ENOMEM."""
     pcstock = g[G_MODEL] == M_PCSTOCK

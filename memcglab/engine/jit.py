@@ -25,7 +25,7 @@ import numba
 from numba import njit
 from numba.core.cpu import CPUTargetOptions
 
-__all__ = ["kernel", "drop_stale_caches"]
+__all__ = ["kernel", "hot", "drop_stale_caches"]
 
 _HERE = Path(__file__).resolve().parent
 
@@ -65,7 +65,12 @@ def drop_stale_caches() -> bool:
 
 drop_stale_caches()
 
+_OPTIONS: dict = {"cache": True}
 if hasattr(CPUTargetOptions, "_nrt"):
-    kernel = njit(cache=True, _nrt=False)
-else:  # pragma: no cover - a numba without the _nrt option
-    kernel = njit(cache=True)
+    _OPTIONS["_nrt"] = False
+
+kernel = njit(**_OPTIONS)
+#: ``kernel`` for the small functions of the per-operation path: inlined into their
+#: callers by numba itself, since a compiled call passes every array as a struct of
+#: several scalars and LLVM rarely inlines across numba's separately compiled functions.
+hot = njit(inline="always", **_OPTIONS)

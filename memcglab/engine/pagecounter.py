@@ -26,7 +26,7 @@ by another CPU (``usage_transfers``). Arrays are those of
 
 from __future__ import annotations
 
-from memcglab.engine.jit import kernel
+from memcglab.engine.jit import hot, kernel
 from memcglab.engine.state import (
     E_USAGE_TRANSFERS,
     E_WALK_LEVELS,
@@ -47,7 +47,7 @@ __all__ = ["count", "page_counter_cancel", "try_charge_walk", "uncharge_walk",
            "mem_cgroup_margin", "page_counter_set_max", "mem_cgroup_is_descendant"]
 
 
-@kernel
+@hot
 def count(g, ev, e, cpu, m, n):
     """Count ``n`` events of kind ``e`` on ``cpu`` for dense memcg ``m`` (if events are on)."""
     if g[G_EVON]:
@@ -55,7 +55,7 @@ def count(g, ev, e, cpu, m, n):
         ev[e, g[G_NCPUS] + m] += n
 
 
-@kernel
+@hot
 def _usage_written(g, mc, ev, c, cpu):
     # A write to c->usage by this CPU: a cacheline transfer if another CPU wrote it last.
     if g[G_EVON]:
@@ -66,7 +66,7 @@ def _usage_written(g, mc, ev, c, cpu):
         mc[F_LASTW, c] = cpu
 
 
-@kernel
+@hot
 def page_counter_cancel(g, mc, c, nr_pages):
     """page_counter_cancel(): take pages out of one counter; clamp and warn on underflow.
 
@@ -79,7 +79,7 @@ def page_counter_cancel(g, mc, c, nr_pages):
     mc[F_USAGE, c] = new
 
 
-@kernel
+@hot
 def try_charge_walk(g, mc, ev, m, nr_pages, cpu):
     """One run of page_counter_try_charge()'s hierarchical loop; return the failing counter.
 
@@ -113,7 +113,7 @@ def try_charge_walk(g, mc, ev, m, nr_pages, cpu):
     return fail
 
 
-@kernel
+@hot
 def uncharge_walk(g, mc, ev, m, nr_pages, cpu):
     """page_counter_uncharge() without a stock, or page_counter_cancel_hierarchy() (RFC 3/8)."""
     g[G_WALKS] += 1
@@ -128,7 +128,7 @@ def uncharge_walk(g, mc, ev, m, nr_pages, cpu):
     count(g, ev, E_WALK_LEVELS, cpu, m, levels)
 
 
-@kernel
+@hot
 def mem_cgroup_margin(mc, m):
     """mem_cgroup_margin() on cgroup v2 (no memsw): pages left below memory.max."""
     count_ = mc[F_USAGE, m]
@@ -138,7 +138,7 @@ def mem_cgroup_margin(mc, m):
     return 0
 
 
-@kernel
+@hot
 def page_counter_set_max(mc, m, nr_pages):
     """page_counter_set_max(): 0, or -16 (-EBUSY) when usage is above the new limit."""
     if mc[F_USAGE, m] > nr_pages:

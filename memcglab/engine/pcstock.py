@@ -18,7 +18,7 @@ a ``miss_bypass``.
 
 from __future__ import annotations
 
-from memcglab.engine.jit import kernel
+from memcglab.engine.jit import hot, kernel
 from memcglab.engine.pagecounter import count, try_charge_walk, uncharge_walk
 from memcglab.engine.state import (
     E_DRAINS,
@@ -42,7 +42,7 @@ __all__ = ["STOCK_HIT", "pc_try_charge", "pc_uncharge", "page_counter_drain_stoc
 STOCK_HIT = -2
 
 
-@kernel
+@hot
 def pc_try_charge(g, mc, ev, pcs, m, nr_pages, cpu, nested):
     """page_counter_try_charge() with the RFC 2/8 stock; -2 stock hit, -1 walked, else *fail.
 
@@ -76,7 +76,7 @@ def pc_try_charge(g, mc, ev, pcs, m, nr_pages, cpu, nested):
         return fail
 
 
-@kernel
+@hot
 def pc_uncharge(g, mc, ev, pcs, m, nr_pages, cpu, nested):
     """page_counter_uncharge() with the RFC 3/8 stock: deposit, cancel only the excess."""
     charge = nr_pages

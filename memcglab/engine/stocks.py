@@ -26,7 +26,7 @@ scan cost what the occupied prefix costs without changing any result, and the
 
 from __future__ import annotations
 
-from memcglab.engine.jit import kernel
+from memcglab.engine.jit import hot, kernel
 from memcglab.engine.pagecounter import count, mem_cgroup_is_descendant, uncharge_walk
 from memcglab.engine.rng import get_random_u32_below
 from memcglab.engine.state import (
@@ -60,7 +60,7 @@ __all__ = ["consume_stock", "refill_stock", "drain_stock", "drain_stock_fully",
            "is_memcg_drain_needed", "memcg_drain_all_stock"]
 
 
-@kernel
+@hot
 def _lru_touch(g, ev, sl, idx, cpu, m):
     # multi-lru only: make slot idx the most recently used (a global clock orders them).
     g[G_CLOCK] += 1
@@ -68,7 +68,7 @@ def _lru_touch(g, ev, sl, idx, cpu, m):
     count(g, ev, E_LRU_WRITES, cpu, m, 1)
 
 
-@kernel
+@hot
 def drain_stock(g, mc, ev, sl, cpu, idx):
     """drain_stock(stock, i): uncharge a slot's pages, css_put and clear it.
 
@@ -100,7 +100,7 @@ def drain_stock_fully(g, mc, ev, sl, pcpu, cpu):
     pcpu[P_HI, cpu] = 0
 
 
-@kernel
+@hot
 def consume_stock(g, ev, sl, pcpu, m, nr_pages, cpu, nested):
     """consume_stock(): serve a charge from this CPU's stock; True on a hit.
 
@@ -189,7 +189,7 @@ def _refill_single(g, mc, ev, sl, m, nr_pages, cpu, nested):
         drain_stock(g, mc, ev, sl, cpu, cpu)
 
 
-@kernel
+@hot
 def refill_stock(g, mc, ev, sl, pcpu, rng, m, nr_pages, cpu, nested):
     """refill_stock(): put uncharged or surplus pages into this CPU's stock.
 
