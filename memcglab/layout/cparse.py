@@ -75,7 +75,7 @@ class TypeSpace:
     tags: dict[str, CType] = field(default_factory=dict)   # "struct foo" -> Record
     typedefs: dict[str, CType] = field(default_factory=dict)
     constants: dict[str, int] = field(default_factory=dict)  # enumerators
-    order: list[str] = field(default_factory=list)  # tags in definition order
+    order: list[str] = field(default_factory=list)  # the text's own tags, in order
 
     def get(self, name: str) -> CType:
         """Look up ``struct foo``, ``union foo``, a bare tag ``foo`` or a typedef."""
@@ -114,7 +114,7 @@ def parse_c(text: str, config: Iterable[str] = (),
     source = f"{pre}\n# 1 \"<input>\"\n{body}\n"
     parser = c_parser.CParser()
     try:
-        ast = parser.parse(source, filename="<input>")
+        ast = parser.parse(source, filename="<prelude>")
     except ParseError as exc:
         raise CParseError(_syntax_error(parser, str(exc))) from exc
     space = TypeSpace()
@@ -254,7 +254,7 @@ class _Converter:
         if key:
             if key in self.s.tags and self.s.tags[key] != rec:
                 raise self._err(node, f"{key} is defined twice, differently")
-            if key not in self.s.tags:
+            if key not in self.s.tags and _user(node):
                 self.s.order.append(key)
             self.s.tags[key] = rec
         return rec
@@ -286,7 +286,8 @@ class _Converter:
         t = Enum(node.name, tuple(values))
         if key:
             self.s.tags[key] = t
-            self.s.order.append(key)
+            if _user(node):
+                self.s.order.append(key)
         return t
 
     # -- constant expressions -------------------------------------------------
@@ -327,6 +328,12 @@ class _Converter:
         if isinstance(node, c_ast.Cast):
             return self.const(node.expr)
         raise self._err(node, f"unsupported constant expression {type(node).__name__}")
+
+
+def _user(node: c_ast.Node) -> bool:
+    """Whether ``node`` comes from the user's text rather than the prelude."""
+    coord = getattr(node, "coord", None)
+    return coord is None or coord.file == "<input>"
 
 
 def _spelling(d: c_ast.Decl) -> str:
