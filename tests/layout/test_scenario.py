@@ -87,3 +87,12 @@ def test_contention_stream_is_time_ordered_and_reproducible():
     assert set(s1.accesses["instance"]) <= {0, 1, 2}
     with pytest.raises(ValueError, match="must be >= 0"):
         contention_stream(cpus=1, duration=1.0, writes={"a": -1.0}, reads={})
+
+
+def test_the_mremap_pageout_workload_stream_shows_the_regression_and_the_fix():
+    mremap = pytest.importorskip("memcglab.workloads.mremap")
+    spec = mremap.MremapPageoutSpec(cpus=16, swap_fail_rate=2e5, duration=0.01, seed=1)
+    df = compare_eras(mremap.mremap_pageout(spec))
+    assert df.loc["blamed", "pair_misses"] > 0
+    assert df.loc["parent", "false_sharing_misses"] == 0
+    assert df.loc["fixed", "false_sharing_misses"] == 0
