@@ -17,6 +17,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("memcglab.replay_cli", "replay a trace through a stock model (the replay contract)"),
     "sweep": ("memcglab.sweep.cli", "run a notebook over a parameter grid, resumably, to Parquet"),
+    "reproduce": ("memcglab.reproduce", "run every study notebook and write the report"),
     "layout": ("memcglab.layout.cli", "pahole-style layout and cache lines of a kernel struct"),
 }
 
