@@ -1,0 +1,172 @@
+"""``memcglab reproduce``: the whole quick run, its report and tables, and its user errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+from memcglab.cli import main
+from memcglab.reproduce import NOTEBOOKS_DIR, discover
+from memcglab.studies import claims_json, read_claims
+
+PRESENT, MISSING = discover(NOTEBOOKS_DIR)
+TABLE_HEAD = "| study | claim | published | simulated | verdict |"
+
+
+def first_table(markdown: str) -> list[str]:
+    """The lines of the first Markdown table in ``markdown``."""
+    lines = markdown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")),
+               len(lines))
+    return lines[start:end]
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reproduce") / "results"
+    rc = main(["reproduce", "--quick", "--out", str(out), "--no-progress"])
+    return rc, out
+
+
+def test_every_present_notebook_runs(quick_run):
+    rc, out = quick_run
+    assert rc == 0
+    assert PRESENT, "no study notebooks found"
+    for nb in PRESENT:
+        executed = nbformat.read(out / nb.stem / nb.name, as_version=4)
+        assert any(c.get("outputs") for c in executed.cells if c.cell_type == "code")
+        assert (out / nb.stem / "result.json").is_file()
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left
+
+
+def test_the_first_table_lists_every_claim_of_every_sidecar(quick_run):
+    _, out = quick_run
+    report = (out / "report.md").read_text()
+    table = first_table(report)
+    assert table[0] == TABLE_HEAD
+    expected = [(nb.stem[:2], c) for nb in PRESENT for c in read_claims(out / nb.stem)]
+    assert len(table) - 2 == len(expected) > 0
+    for row, (study, claim) in zip(table[2:], expected, strict=True):
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
+        assert cells[0] == study
+        assert cells[1:] == [" ".join(claim[k].split()).replace("|", "\\|")
+                             for k in ("claim", "published", "simulated", "verdict")]
+
+
+def test_parquet_tables_have_one_row_per_notebook_and_per_claim(quick_run):
+    _, out = quick_run
+    results = pd.read_parquet(out / "results.parquet")
+    assert results["notebook"].tolist() == [nb.name for nb in PRESENT]
+    assert (results["status"] == "ok").all() and results["quick"].all()
+    claims = pd.read_parquet(out / "claims.parquet")
+    assert len(claims) == sum(len(read_claims(out / nb.stem)) for nb in PRESENT)
+    assert set(claims["notebook"]) <= {nb.stem for nb in PRESENT}
+
+
+def test_every_figure_is_in_the_report_and_every_link_resolves(quick_run):
+    _, out = quick_run
+    report = (out / "report.md").read_text()
+    linked = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report)
+    pngs = sorted(str(p.relative_to(out)) for p in out.glob("0*/*.png"))
+    assert pngs and sorted(linked) == pngs
+    for nb in PRESENT:
+        assert f"({nb.stem}/{nb.name})" in report
+        assert any(p.startswith(nb.stem) for p in pngs), f"{nb.stem} saved no figure"
+    html = (out / "report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<table>" in html
+    assert all(f'src="{p}"' in html for p in pngs)
+    assert "http://" not in html and "https://" not in html and "<script" not in html
+
+
+def test_outputs_are_readable_like_ordinary_files(quick_run):
+    _, out = quick_run
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in (out / "report.md", out / "results.parquet", *out.glob("0*/*.png")):
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+# -- errors a user can make: exit 2, one line, nothing written ---------------------
+
+
+def test_out_below_a_file_is_refused_before_anything_is_written(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["reproduce", "--quick", "--out", str(blocker / "sub" / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memcglab reproduce: error: --out") and "not a directory" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_out_that_is_a_file_is_refused(tmp_path, capsys):
+    (tmp_path / "r").write_text("x")
+    assert main(["reproduce", "--out", str(tmp_path / "r")]) == 2
+    assert "exists and is not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--only", "07"], "--only 07: studies are 01, 02, 03, 04, 05"),
+    (["--timeout", "0"], "--timeout 0: must be a positive number of seconds"),
+    (["--workers", "0"], "--workers 0: must be at least 1"),
+])
+def test_bad_options_name_the_option(tmp_path, capsys, argv, message):
+    assert main(["reproduce", "--out", str(tmp_path / "o"), *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_unknown_option_exits_2(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "--fast", "--out", str(tmp_path / "o")])
+    assert exc.value.code == 2 and "--fast" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_directory_without_notebooks_is_refused(tmp_path, capsys):
+    assert main(["reproduce", "--notebooks", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert "none of the notebooks" in capsys.readouterr().err
+
+
+# -- missing notebooks are named; a second run replaces the first --------------------
+
+
+def _tiny_notebook(path: Path) -> None:
+    claim = claims_json([{"claim": "tiny", "published": "1", "simulated": "1",
+                          "verdict": "reproduced"}])
+    params = nbformat.v4.new_code_cell('quick: bool = False  # CI size\n'
+                                       'output_dir: str = ""  # where results go')
+    params.metadata["tags"] = ["parameters"]
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Study 4: tiny"), params,
+        nbformat.v4.new_code_cell(
+            "from memcglab.sweep import record_result\n"
+            f"record_result(output_dir, {{'quick': quick, 'conclusion': 'All **fine**.', "
+            f"'claims': {claim!r}}})")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, path)
+
+
+def test_missing_notebooks_are_named_and_a_rerun_replaces_the_old_results(tmp_path, capsys):
+    nbdir, out = tmp_path / "nbs", tmp_path / "out"
+    nbdir.mkdir()
+    _tiny_notebook(nbdir / "04_tiny.ipynb")
+    argv = ["reproduce", "--notebooks", str(nbdir), "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    assert "missing notebooks 01, 02, 03, 05" in capsys.readouterr().err
+    report = (out / "report.md").read_text()
+    assert "missing: 01, 02, 03, 05" in report and "All **fine**." in report
+    assert first_table(report)[2] == "| 04 | tiny | 1 | 1 | reproduced |"
+    (out / "04_tiny" / "stale.txt").write_text("from an older run")
+    assert main(argv) == 0
+    assert not (out / "04_tiny" / "stale.txt").exists()
+    assert json.loads((out / "04_tiny" / "result.json").read_text())["quick"] is False
+    assert sorted(p.name for p in out.iterdir()) == [
+        "04_tiny", "claims.parquet", "report.html", "report.md", "results.parquet"]
