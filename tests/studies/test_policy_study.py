@@ -1,0 +1,138 @@
+"""Study 2: victim policies and slot counts, on a small grid and on hand-made tables."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+
+from memcglab.kernel import victim
+from memcglab.studies import CLAIM_KEYS, check_claims
+from memcglab.studies import policy_study as study
+from memcglab.studies import policy_views as views
+from memcglab.studies.measure import scan_lines
+
+SMALL = study.PolicyParams(policy="rr", slots=7, actives=(2, 9), mixes=("uniform", "bursty"),
+                           cpus=(1, 3), seeds=2, charges_per_cpu=300,
+                           slot_counts=(1, 7, 8), netperf_messages=3000)
+
+
+@pytest.fixture(scope="module")
+def done():
+    df = study.run(SMALL)
+    return df, study.verdict(df, SMALL)
+
+
+def test_policy_names_map_to_models():
+    assert {p: study.model_for(p) for p in study.runnable_policies()} == \
+        {"random": "multi", "rr": "multi-rr", "lru": "multi-lru"}
+    with pytest.raises(ValueError, match="policy='fifo': not a victim policy .* valid: random"):
+        study.model_for("fifo")
+
+
+def test_a_registered_policy_without_a_model_is_refused(monkeypatch):
+    monkeypatch.setitem(victim.POLICIES, "clock", object)
+    with pytest.raises(ValueError, match="'clock': registered .* but no replay model"):
+        study.model_for("clock")
+    with pytest.raises(ValueError, match="no replay model"):
+        study.PolicyParams(policy="clock")
+    assert "clock" not in study.runnable_policies()
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"slots": 0}, "slots=0: must be between 1 and 255"),
+    ({"seeds": 1}, "seeds=1: must be between 2"),
+    ({"mixes": ("zipf", "pareto")}, "unknown pareto; valid: uniform"),
+    ({"other_cycles": -1.0}, "other_cycles=-1.0"),
+])
+def test_params_name_the_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        study.PolicyParams(**kwargs)
+
+
+def test_line_capacity_follows_the_layout():
+    one, two = study.line_capacity(1), study.line_capacity(2)
+    assert scan_lines(one) == 1 < scan_lines(one + 1)
+    assert scan_lines(two) == 2 < scan_lines(two + 1)
+
+
+def test_the_grid_replays_every_pair(done):
+    df, _ = done
+    syn = df[df["workload"] == "synthetic"]
+    traces = len(SMALL.mixes) * len(SMALL.actives) * len(SMALL.cpus) * SMALL.seeds
+    # rr, random, lru at 7 slots, and rr at 14 (7 is one line's worth already)
+    assert len(syn) == traces * 4
+    net = df[df["workload"] == study.NETPERF]
+    assert len(net) == SMALL.seeds * len(SMALL.slot_counts) * 3
+    assert (df["cost_per_op"] == df["cycles_per_op"] + SMALL.other_cycles).all()
+
+
+def test_policies_agree_while_every_memcg_has_a_slot(done):
+    # One CPU, fewer active memcgs than slots: no victim is ever chosen.
+    df, _ = done
+    fits = df[(df["workload"] == "synthetic") & (df["cpus"] == 1) & (df["active"] <= 7)
+              & (df["slots"] == 7)]
+    walks = fits.pivot_table(index=["mix", "active", "seed"], columns="policy",
+                             values="walks_per_1000")
+    assert len(walks) > 0
+    np.testing.assert_array_equal(walks["random"], walks["lru"])
+    np.testing.assert_array_equal(walks["random"], walks["rr"])
+    assert (fits["evictions_per_op"] == 0).all()
+
+
+def test_verdict_rows(done):
+    df, v = done
+    assert list(v["comparison"]) == ["random vs lru"] * 2 + ["random vs rr"] * 2
+    assert v.loc[v["comparison"] == "random vs rr", "claim_low_pct"].isna().all()
+    assert (v["n_seeds"] == SMALL.seeds).all() and (v["slots"] == 7).all()
+
+
+def _table(costs: dict[tuple[str, int], float], seeds: int = 2) -> pd.DataFrame:
+    return pd.DataFrame([{"workload": study.NETPERF, "mix": study.NETPERF, "active": np.nan,
+                          "cpus": 72, "seed": s, "policy": pol, "slots": n,
+                          "cost_per_op": c + s}
+                         for (pol, n), c in costs.items() for s in range(seeds)])
+
+
+def test_needs_and_throughput_change_on_a_hand_made_table():
+    df = _table({("random", 4): 120.0, ("random", 7): 100.0, ("random", 8): 100.5,
+                 ("lru", 4): 110.0, ("lru", 7): 104.0, ("lru", 8): 103.0})
+    need = study.needs(df, tol_pct=1.0)
+    assert need.to_dict("list")["policy"] == ["random", "lru"]
+    assert need.loc[0, "slots_needed"] == 7 and pd.isna(need.loc[1, "slots_needed"])
+    # seeds 0 and 1 cost 100/104 and 101/105: random's gain is the mean of both
+    expect = np.mean([(100 / 104 - 1) * 100, (101 / 105 - 1) * 100])
+    assert study.tp_change(df, "lru", 7, study.NETPERF) == pytest.approx(expect)
+    assert study.tp_change(df, "random", 7, study.NETPERF) == 0.0
+
+
+def test_pays_from_needs_the_gain_to_last():
+    line = pd.DataFrame({"mix": "uniform", "cpus": 1, "active": [1, 2, 4, 8],
+                         "gain_pct": [0.5, -1.0, 2.0, 3.0]})
+    assert study.pays_from(line, "uniform", 1) == 4
+    assert study.pays_from(line.assign(gain_pct=1.0), "uniform", 1) == 1
+    assert study.pays_from(line.assign(gain_pct=[1.0, 1.0, 1.0, -1.0]), "uniform", 1) is None
+
+
+def test_summary_records_the_run_and_its_outcomes(done):
+    df, v = done
+    s = study.summary(df, v, SMALL)
+    assert (s["policy"], s["slots"], s["model"]) == ("rr", 7, "multi-rr")
+    for key in ("walks_per_1000_netperf", "cycles_per_op_netperf",
+                "tp_change_vs_random_netperf_pct", "tp_change_vs_random_synthetic_pct",
+                "lru_mean_advantage_pct_netperf", "lru_verdict_synthetic",
+                "netperf_slots_needed", "netperf_best_policy",
+                "second_line_pays_from_uniform_3cpu"):
+        assert key in s
+    assert all(isinstance(x, (int, float, str, bool, type(None))) for x in s.values())
+    claims = check_claims(study.claims(df, v, SMALL))
+    assert [tuple(c) for c in claims] == [CLAIM_KEYS] * 2
+    assert study.conclusion(df, v, SMALL).count("random") >= 2
+
+
+def test_figures(done):
+    df, _ = done
+    for fig in (views.figure_policies(df, SMALL), views.figure_slots(df, SMALL)):
+        assert all(a.get_ylabel() for a in fig.axes if a.get_visible())
+        plt.close(fig)
