@@ -224,11 +224,11 @@ def figure_equivalence(v: pd.DataFrame, p: PcstockParams):
     ax.axvline(0, color="k", lw=1)
     ax.set_yticks(iv.index, iv["label"], fontsize="small")
     ax.set_xscale("symlog", linthresh=max(2 * p.margin_pct, 1.0))
-    reach = max(float(iv["high"].abs().max()), float(iv["low"].abs().max()), 2 * p.margin_pct)
-    ax.set_xlim(-reach * 1.5, reach * 1.5)
+    ax.set_xlim(min(-2 * p.margin_pct, 1.5 * float(iv["low"].min())),
+                max(2 * p.margin_pct, 1.5 * float(iv["high"].max())))
     ax.set(xlabel="pcstock - multi, % of multi (90% CI; symlog scale)",
-           title="TOST: green = equivalent within the margin, red = not shown equivalent")
-    ax.legend(loc="lower right", fontsize="small")
+           title="TOST: green = shown equivalent, red = not")
+    ax.legend(loc="upper right", fontsize="small")
     return fig
 
 

@@ -134,8 +134,8 @@ class PolicyParams:
                       seeds: int = 6, other_cycles: float = 0.0) -> PolicyParams:
         """From the notebook's parameters; ``quick`` is a CI-sized grid."""
         if quick:
-            return cls(policy=policy, slots=slots, actives=(2, 8, 32), cpus=(1, 4),
-                       seeds=3, charges_per_cpu=500, slot_counts=(1, 4, 7, 8, 14, 16),
+            return cls(policy=policy, slots=slots, actives=(2, 32), cpus=(1, 4),
+                       seeds=3, charges_per_cpu=500, slot_counts=(1, 4, 7, 8, 16),
                        netperf_messages=10_000, other_cycles=other_cycles)
         return cls(policy=policy, slots=slots, seeds=seeds, other_cycles=other_cycles)
 

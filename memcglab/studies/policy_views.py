@@ -53,6 +53,7 @@ def figure_slots(df: pd.DataFrame, p: PolicyParams):
                  ax=ax[1])
     ax[1].axhline(0, color="k", lw=1)
     ax[1].set_xscale("log", base=2)
+    ax[1].legend(fontsize="x-small", ncol=2)
     ax[1].set(title=f"{p.policy}: {two} slots (2 lines) vs {one} (1 line)",
               xlabel="active memcgs per CPU (log scale)",
               ylabel="throughput gain of the 2nd line (%)")
