@@ -39,10 +39,10 @@ def trend(diffs: Sequence[float]) -> str:
 
 
 def times(a: float, b: float) -> str:
-    """How ``a`` compares with ``b`` as a factor: ``'4.0x more'``, ``'2.0x fewer'``, ``'as many'``.
+    """How ``a`` compares with ``b``: a factor, or a percentage when they are close.
 
-    >>> times(1.0, 2.0), times(3.0, 3.0)
-    ('2.0x fewer', 'as many')
+    >>> times(1.0, 2.0), times(3.0, 3.0), times(99.8, 102.0), times(100.2, 100.0)
+    ('2.0x fewer', 'as many', '2% fewer', 'as many')
     """
     if b == a:
         return "as many"
@@ -50,7 +50,11 @@ def times(a: float, b: float) -> str:
         return "infinitely more"
     if a == 0:
         return "none of"
-    return f"{a / b:.1f}x more" if a > b else f"{b / a:.1f}x fewer"
+    ratio, word = (a / b, "more") if a > b else (b / a, "fewer")
+    if ratio < 1.095:
+        pct = round((ratio - 1) * 100)
+        return f"{pct}% {word}" if pct else "as many"
+    return f"{ratio:.1f}x {word}"
 
 
 def _cmp(a: float, b: float, more: str = "more", less: str = "less") -> str:
