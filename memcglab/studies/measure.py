@@ -10,9 +10,9 @@ The cost model is linear in the counts, so :func:`price` prices each event once 
 (lines, slots, hardware costs) through :func:`memcglab.cost.cycles_per_op` and then
 takes a dot product: the same cycles, without rebuilding the cost matrix per replay.
 
-The lines a stock lookup reads come from the stock's layout:
-``memcglab.layout.slot_scan_lines`` when that module provides it, else the aligned
-multi stock's rule of :func:`memcglab.cost.default_scan_lines`.
+The lines a stock lookup reads come from the stock's C layout:
+:func:`memcglab.layout.slot_scan_lines` of v6.16's ``memcg_stock_pcp``
+(DEFINE_PER_CPU_ALIGNED), the lock, ``nr_pages[]`` and ``cached[]``.
 
 >>> from memcglab.trace import parse_text
 >>> t = parse_text("memcglab-trace 1\\ncpus 1\\ncgroup 5 0\\ncharge 0 5 1\\ncharge 0 5 1\\n")
@@ -28,9 +28,10 @@ from functools import cache
 
 import numpy as np
 
-from memcglab.cost import CostParams, cycles_per_op, default_scan_lines
+from memcglab.cost import CostParams, cycles_per_op
 from memcglab.engine import replay_compiled
 from memcglab.events import EVENT_NAMES, ChargeEvents
+from memcglab.layout import slot_scan_lines
 from memcglab.models import MODELS
 from memcglab.trace import Trace
 
@@ -52,16 +53,13 @@ METRICS: dict[str, str] = {
 }
 
 
+@cache
 def scan_lines(slots: int) -> float:
-    """Cache lines a lookup of a ``slots``-slot stock reads.
+    """Cache lines a lookup of a ``slots``-slot stock reads (v6.16's aligned stock).
 
     >>> scan_lines(7), scan_lines(8)
     (1, 2)
     """
-    try:
-        from memcglab.layout import slot_scan_lines
-    except ImportError:  # memcglab.layout does not provide it yet
-        return default_scan_lines(slots)
     return slot_scan_lines(slots)
 
 

@@ -80,9 +80,10 @@ def line_capacity(lines: int) -> int:
     (7, 14)
     """
     best = 0
-    for s in range(1, 256):
-        if scan_lines(s) <= lines:
-            best = s
+    for s in range(1, 256):  # a scan never reads fewer lines for more slots
+        if scan_lines(s) > lines:
+            break
+        best = s
     if best == 0:
         raise ValueError(f"lines={lines}: even one slot reads more cache lines")
     return best
