@@ -19,7 +19,10 @@ stock (Jakub Kicinski's review, 23 Apr 2025: "the cgroup may retain some stock")
 often a release exceeds the batch and what the full drain costs in walks.
 
 All replays use the faithful port (:mod:`memcglab.replay`) for the step-by-step
-views and the compiled engine for the mixes (byte-identical results).
+views and the compiled engine for the mixes (byte-identical results). The study's
+interface follows :mod:`memcglab.studies`: :class:`HistoryParams` (``from_notebook``)
+and :func:`run` here; figures, ``summary``, ``claims`` and ``conclusion`` in
+:mod:`memcglab.studies.history_views`.
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@ swap-fail event become a throughput change with :class:`memcglab.cost.CostParams
 ``c2c_transfer`` and the stressor's work per event: every CPU runs one stressor
 instance flat out, so one event stands for ``cpus * cpu_hz / swap_fail_rate``
 cycles of the parent kernel's time. Nothing here reads a published number; the
-verdict (:func:`memcglab.stats.verdict_004`) does.
+verdict (:func:`memcglab.stats.verdict_004`) does. :class:`LayoutParams` and
+:func:`run` are here; figures, ``summary``, ``claims`` and ``conclusion`` are in
+:mod:`memcglab.studies.layout_views`.
 """
 
 from __future__ import annotations
