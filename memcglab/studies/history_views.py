@@ -160,11 +160,13 @@ def conclusion(r: HistoryResults) -> str:
     """The conclusion, built from this run's numbers."""
     s = summary(r)
     after = s["fix2_failed_charges"] > 0
+    # the checker's message repeats the operation; keep what it found
+    detail = str(s["demo_violation_message"]).split("): ", 1)[-1]
     fix3 = "passes" if s["fix3_passes_check"] else "fails"
     out = [
         f"Fix 2's unassigned `stock_pages` breaks conservation at the first refill into a new "
         f"slot: the invariant check stops the demo at operation {s['demo_violation_op']} "
-        f"(`{s['demo_violation_operation']}`: {s['demo_violation_message']}) and the limited "
+        f"(`{s['demo_violation_operation']}`: {detail}) and the limited "
         f"netperf mix at operation {s['trace_violation_op']}.",
         f"Unchecked, multi-fix2 leaks {s['fix2_leaked_pages']} pages over {s['leak_ops']} "
         f"operations; " + (
