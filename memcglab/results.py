@@ -51,9 +51,16 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.bin"
     >>> atomic_write(p, lambda f: f.write(b"abc")).read_bytes()
     b'abc'
+    >>> import os, stat; umask = os.umask(0o022); _ = os.umask(umask)
+    >>> oct(stat.S_IMODE(p.stat().st_mode)) == oct(0o666 & ~umask)
+    True
     """
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # mkstemp creates 0600; give the result the mode a plain open() would (umask applies).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
