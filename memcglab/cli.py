@@ -23,7 +23,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memcglab", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="memcglab",
+        description="memcglab: a research lab for the Linux memory-cgroup charge path")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, (_module, help_text) in COMMANDS.items():
