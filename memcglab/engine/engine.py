@@ -97,7 +97,13 @@ class Engine:
                                for start in range(0, len(ops), CHUNK)])
 
     def replay(self, ops: np.ndarray, dense: np.ndarray) -> None:
-        """Replay rows that :meth:`validate` accepted, with the column it returned."""
+        """Replay rows that :meth:`validate` accepted, with the column it returned.
+
+        The compiled code trusts that column (it indexes arrays with it), so rows
+        must reach here only through this engine's validator, in order.
+        """
+        if len(dense) != len(ops) or dense.dtype != np.int32:
+            raise ValueError("replay() takes the rows validate() accepted and its column")
         self.state = grow(self.state, self.validator.count)
         bad = run_chunk(self.state, ops, dense)
         if bad >= 0:

@@ -10,9 +10,11 @@ numba release refuses it, ``kernel`` falls back to plain ``njit(cache=True)``:
 slower, identical results.
 
 Numba checks a cached function against its own source file only, so a cached
-caller would keep running the old code of a callee edited in another module. At
-import, :func:`drop_stale_caches` hashes every module of this package and clears
-the package's numba cache files when the hash changed.
+caller would keep running the old code of a callee edited in another module, or
+old constants of ``memcglab.trace`` (operation codes, limits), which compiled code
+freezes. At import, :func:`drop_stale_caches` hashes every module of this package
+and ``memcglab/trace.py`` and clears the package's numba cache files when the
+hash changed.
 """
 
 from __future__ import annotations
@@ -30,22 +32,23 @@ __all__ = ["kernel", "hot", "drop_stale_caches"]
 _HERE = Path(__file__).resolve().parent
 
 
-def _cache_dirs() -> list[Path]:
-    dirs = [_HERE / "__pycache__"]
+def _cache_dirs(here: Path) -> list[Path]:
+    dirs = [here / "__pycache__"]
     user = os.environ.get("NUMBA_CACHE_DIR")
     if user:  # numba mirrors the source directory's absolute path under it
-        dirs.append(Path(user) / str(_HERE).lstrip(os.sep))
+        dirs.append(Path(user) / str(here).lstrip(os.sep))
     return dirs
 
 
-def drop_stale_caches() -> bool:
-    """Delete this package's numba cache files if any engine module changed; True if so."""
+def drop_stale_caches(here: Path = _HERE) -> bool:
+    """Delete the numba cache files of ``here`` if a source they depend on changed."""
     digest = hashlib.sha256(numba.__version__.encode())
-    for path in sorted(_HERE.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in [*sorted(here.glob("*.py")), here.parent / "trace.py"]:
+        if path.exists():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
     stamp_text = digest.hexdigest()
     dropped = False
-    for cache in _cache_dirs():
+    for cache in _cache_dirs(here):
         stamp = cache / "memcglab-engine.sha256"
         try:
             if stamp.read_text() == stamp_text:

@@ -41,3 +41,32 @@ def test_a_chunk_of_the_wrong_dtype_is_refused():
     engine = Engine(2)
     with pytest.raises(TypeError, match="OP_DTYPE"):
         engine.feed(np.zeros(3, dtype=np.int64))
+
+
+def _state_bytes(engine: Engine) -> int:
+    return sum(a.nbytes for a in engine.state) + engine.validator.keys.nbytes
+
+
+def test_memory_does_not_grow_with_the_number_of_operations():
+    trace = random_trace(11)
+    body = trace.ops[trace.ops["op"] != 0]
+    engine = Engine(trace.cpus, "multi", 7, 0, events=True)
+    engine.feed(trace.ops)
+    engine.feed(body)
+    before = _state_bytes(engine)
+    for _ in range(200):
+        engine.feed(body)
+    assert _state_bytes(engine) == before
+    assert engine.result()["ops"] == len(trace.ops) + 201 * len(body)
+
+
+@pytest.mark.slow
+def test_the_largest_slot_count():
+    from memcglab.trace import parse_text
+
+    text = "memcglab-trace 1\ncpus 1\ncgroup 1 0\ncgroup 2 0\ncharge 0 1 1\ncharge 0 2 1\n"
+    for model in ("multi", "multi-rr", "multi-lru"):
+        r = replay_compiled(parse_text(text), model, 2**24, 2**64 - 1)
+        stock = r["stocks"][0]
+        assert len(stock) == 2**24 and stock[:3] == [[1, 63], [2, 63], None]
+        assert stock[-1] is None

@@ -73,8 +73,12 @@ def random_trace(seed: int, n_ops: int | None = None, batch: int = 64,
         live = [m for m in online if online[m] and m != 0]
         cpu = int(rng.integers(0, cpus))
         nest = nested and rng.random() < 0.15
-        if kind == OP_CGROUP or not live:
+        if (kind == OP_CGROUP or not live) and pool:
             add_cgroup()
+            continue
+        if not live:  # every ID used and every memcg offline: only the root is left
+            rows.append((OP_DRAIN_ALL if rng.random() < 0.5 else OP_CPU_DEAD, nest, cpu, 0,
+                         -1, 0))
             continue
         m = int(rng.choice(live))
         if kind == OP_CHARGE:
