@@ -11,6 +11,26 @@ Differential tests hold it to ``memcglab.replay``, byte for byte.
 * :func:`replay_chunks` / :class:`Engine` - an iterator of ``OP_DTYPE`` chunks;
 * :func:`replay_text` - a trace file streamed block by block;
 * :func:`parse_text_fast` / :func:`read_trace_fast` - ``parse_text`` / ``read_trace``.
+
+Event conventions (``events=True``), where the kernel leaves a choice:
+
+* an event counts on the CPU that executes the code: a drain of CPU ``c``'s stock
+  (drain_all_stock's work item, work_on_cpu for pcstock) counts on ``c``; so does
+  ``cpu_dead c`` (whose callback really runs on the CPU doing the unplug, which the
+  trace does not name); pcstock's css_offline cancel (never non-zero after its
+  drain) counts on CPU 0;
+* per memcg: the charged or uncharged memcg; the evicted memcg for ``evictions``;
+  the drained slot's memcg for ``drains`` and ``css_ref_ops``; the counter's
+  owner (each level) for ``usage_transfers``; the walked leaf for ``walks`` and
+  ``walk_levels``;
+* each consume_stock call (one per retry pass) is one of ``stock_hits``,
+  ``miss_absent``, ``miss_short`` or ``miss_bypass``; ``slots_scanned`` counts the
+  kernel's scan length (up to the first match, else every slot); pcstock counts
+  one per look at a stock under its trylock, and an empty stock as absent;
+* ``walk_levels`` counts the counters the walk's loop visits (the failing one
+  included; the rollback re-touches the same counters); ``usage_transfers`` counts
+  each visited level whose usage another CPU wrote last;
+* ``uncharges`` / ``uncharges_direct`` count operations that released pages.
 """
 
 from memcglab.engine.engine import (

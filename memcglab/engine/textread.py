@@ -99,7 +99,13 @@ class _Reader:
 def parse_text_fast(text: str | bytes, source: str = "<memory>", *, single: bool = False
                     ) -> Trace:
     """:func:`memcglab.trace.parse_text` (same result, same errors), compiled."""
-    data = text.encode() if isinstance(text, str) else bytes(text)
+    if isinstance(text, str):
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:  # lone surrogates: only parse_text knows what they mean
+            return parse_text(text, source, single=single)
+    else:
+        data = bytes(text)
     if not data.isascii():
         try:
             data.decode("utf-8")

@@ -81,6 +81,7 @@ def test_any_line_after_a_valid_prefix(line):
     "memcglab-trace 1\ncpus 1\ncgroup 1 0\ncpus 1\n", "memcglab-trace 1\ncpus 0\n",
     "memcglab-trace 1\ncpus 1\ncgroup 1 0 nested\ncharge 0 1 3", "Memcglab-trace 1\ncpus 1\n",
     "memcglab-trace 1\ncpus 1\n# caf\xe9\n", "memcglab-trace 1\ncpus 1\ncharge 0 1 1 \x85\n",
+    "memcglab-trace 1\ncpus 1\n# \udcff\n", "memcglab-trace 1\ncpus 1\n\udcff\n",
 ])
 def test_edge_cases(text):
     for single in (False, True):
