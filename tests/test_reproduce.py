@@ -28,15 +28,11 @@ def first_table(markdown: str) -> list[str]:
     return lines[start:end]
 
 
-@pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("reproduce") / "results"
-    rc = main(["reproduce", "--quick", "--out", str(out), "--no-progress"])
-    return rc, out
+# quick_reproduce (tests/conftest.py): the session's one quick run, shared with tests/notebooks
 
 
-def test_every_present_notebook_runs(quick_run):
-    rc, out = quick_run
+def test_every_present_notebook_runs(quick_reproduce):
+    rc, out = quick_reproduce
     assert rc == 0
     assert PRESENT, "no study notebooks found"
     for nb in PRESENT:
@@ -46,8 +42,8 @@ def test_every_present_notebook_runs(quick_run):
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left
 
 
-def test_the_first_table_lists_every_claim_of_every_sidecar(quick_run):
-    _, out = quick_run
+def test_the_first_table_lists_every_claim_of_every_sidecar(quick_reproduce):
+    _, out = quick_reproduce
     report = (out / "report.md").read_text()
     table = first_table(report)
     assert table[0] == TABLE_HEAD
@@ -60,8 +56,8 @@ def test_the_first_table_lists_every_claim_of_every_sidecar(quick_run):
                              for k in ("claim", "published", "simulated", "verdict")]
 
 
-def test_parquet_tables_have_one_row_per_notebook_and_per_claim(quick_run):
-    _, out = quick_run
+def test_parquet_tables_have_one_row_per_notebook_and_per_claim(quick_reproduce):
+    _, out = quick_reproduce
     results = pd.read_parquet(out / "results.parquet")
     assert results["notebook"].tolist() == [nb.name for nb in PRESENT]
     assert (results["status"] == "ok").all() and results["quick"].all()
@@ -70,8 +66,8 @@ def test_parquet_tables_have_one_row_per_notebook_and_per_claim(quick_run):
     assert set(claims["notebook"]) <= {nb.stem for nb in PRESENT}
 
 
-def test_every_figure_is_in_the_report_and_every_link_resolves(quick_run):
-    _, out = quick_run
+def test_every_figure_is_in_the_report_and_every_link_resolves(quick_reproduce):
+    _, out = quick_reproduce
     report = (out / "report.md").read_text()
     linked = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report)
     pngs = sorted(str(p.relative_to(out)) for p in out.glob("0*/*.png"))
@@ -85,8 +81,8 @@ def test_every_figure_is_in_the_report_and_every_link_resolves(quick_run):
     assert "http://" not in html and "https://" not in html and "<script" not in html
 
 
-def test_outputs_are_readable_like_ordinary_files(quick_run):
-    _, out = quick_run
+def test_outputs_are_readable_like_ordinary_files(quick_reproduce):
+    _, out = quick_reproduce
     umask = os.umask(0)
     os.umask(umask)
     for path in (out / "report.md", out / "results.parquet", *out.glob("0*/*.png")):

@@ -1,4 +1,4 @@
-"""Notebook 02 (policy and slots) runs under papermill for any policy and slot count."""
+"""Notebook 02 (policy and slots): the default run's sidecar, and a run with another policy."""
 
 from __future__ import annotations
 
@@ -6,27 +6,13 @@ import json
 import math
 from pathlib import Path
 
-import nbformat
 import papermill as pm
 import pytest
 
 from memcglab.studies import read_claims
+from tests.notebooks.outputs import NOTEBOOKS, study_outputs
 
-NB = Path(__file__).resolve().parents[2] / "notebooks" / "02_policy_and_slots.ipynb"
-
-
-def test_committed_clean_with_typed_sweep_parameters():
-    nb = nbformat.read(NB, as_version=4)
-    assert nb.metadata.kernelspec.name == "python3"
-    assert nb.cells[0].cell_type == "markdown" and "**Question.**" in nb.cells[0].source
-    params = nb.cells[1]
-    assert params.metadata.get("tags") == ["parameters"]
-    for decl in ('policy: str = "random"', "slots: int = 7", "quick: bool = False",
-                 'output_dir: str = "results/02"'):
-        assert decl in params.source
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None
+NB = NOTEBOOKS / "02_policy_and_slots.ipynb"
 
 
 def _run(out: Path, **params) -> dict:
@@ -37,9 +23,8 @@ def _run(out: Path, **params) -> dict:
 
 
 @pytest.fixture(scope="module")
-def default(tmp_path_factory):
-    out = tmp_path_factory.mktemp("nb02")
-    return out, _run(out)
+def default(quick_reproduce):
+    return study_outputs(quick_reproduce, NB.stem)
 
 
 def test_sidecar_records_policy_slots_and_outcomes(default):

@@ -1,38 +1,18 @@
-"""Notebook 03 (page_counter stock vs multi stock) runs under papermill."""
+"""Notebook 03 (page_counter stock vs multi stock): its sidecar from the quick reproduce run."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import nbformat
-import papermill as pm
 import pytest
 
 from memcglab.studies import read_claims
-
-NB = Path(__file__).resolve().parents[2] / "notebooks" / "03_pcstock_vs_multi.ipynb"
-
-
-def test_committed_clean_with_a_question_and_parameters():
-    nb = nbformat.read(NB, as_version=4)
-    assert nb.metadata.kernelspec.name == "python3"
-    assert nb.cells[0].cell_type == "markdown" and "**Question.**" in nb.cells[0].source
-    assert nb.cells[1].metadata.get("tags") == ["parameters"]
-    assert "quick: bool = False" in nb.cells[1].source
-    assert 'output_dir: str = "results/03"' in nb.cells[1].source
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None
+from tests.notebooks.outputs import study_outputs
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("nb03")
-    pm.execute_notebook(str(NB), str(out / "executed.ipynb"), kernel_name="python3",
-                        parameters={"quick": True, "output_dir": str(out)},
-                        cwd=str(NB.parent), progress_bar=False)
-    return out, json.loads((out / "result.json").read_text())
+def run(quick_reproduce):
+    return study_outputs(quick_reproduce, "03_pcstock_vs_multi")
 
 
 def test_sidecar_has_both_workloads_and_the_tests(run):
