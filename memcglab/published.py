@@ -3,9 +3,10 @@
 Each table is a tidy CSV in ``data/published/`` with a JSON sidecar of the same name
 that says where every number comes from (seed mail, thread subject, author, date,
 machine, workload command), the unit and type of every column, which columns the
-author derived from others and how the author rounded them. Only
-``memcglab.stats`` reads these tables: a published number never enters a
-simulation (``tests/test_no_published_in_simulation.py`` enforces it).
+author derived from others and how the author rounded them. ``memcglab.stats``, the
+studies and the notebooks read them through this module; a published number never
+enters a simulation (``tests/test_no_published_in_simulation.py`` enforces it), and
+the studies hold none, nor a thread's words (:func:`quote`), as a literal.
 
 >>> t = load("seed003_madvise")
 >>> int(t.frame.loc[0, "cgroups"]), float(t.frame.loc[0, "before_ms"])
@@ -34,6 +35,7 @@ __all__ = [
     "PublishedTable",
     "table_names",
     "load",
+    "quote",
     "rederive",
     "pct_change_interval",
 ]
@@ -42,8 +44,11 @@ __all__ = [
 #: editable install, which keeps the package in place.
 PUBLISHED_DIR = Path(__file__).resolve().parents[1] / "data" / "published"
 
-#: units a column may declare; "per-row" defers to the table's unit column
-UNITS = frozenset({"count", "Mbps", "ms", "%", "bytes", "s", "name", "text", "date", "per-row"})
+#: units a column may declare; "per-row" defers to the table's unit column; "address" is a
+#: hexadecimal memory address kept as text (kernel addresses overflow int64)
+UNITS = frozenset({"count", "Mbps", "ms", "%", "bytes", "s", "name", "text", "date", "per-row",
+                   "address"})
+_HEX = re.compile(r"^(0x)?[0-9a-fA-F]+$")
 _DTYPES = frozenset({"int", "float", "str"})
 _ROUNDING = frozenset({"round", "truncate"})
 _FORMULAS = frozenset({"pct_change"})
@@ -97,6 +102,19 @@ def load(name: str, directory: Path | None = None) -> PublishedTable:
     return table
 
 
+def quote(quote_id: str, directory: Path | None = None) -> str:
+    """The words of the seed threads that a study quotes, from the ``thread_quotes`` table.
+
+    >>> quote("fix2_oom_kills")
+    'Fix 2 has been giving me lots of memcg OOM kills not seen before'
+    """
+    quotes = load("thread_quotes", directory).frame.set_index("quote_id")["quote"]
+    if quote_id not in quotes.index:
+        raise KeyError(f"quote_id={quote_id!r}: not in thread_quotes; valid: "
+                       f"{', '.join(quotes.index)}")
+    return str(quotes[quote_id])
+
+
 def _fail(name: str, what: str) -> ValueError:
     return ValueError(f"published table {name!r}: {what}")
 
@@ -125,6 +143,9 @@ def _validate_meta(name: str, meta: Mapping[str, Any]) -> None:
         if dtype not in _DTYPES:
             raise _fail(name, f"column {col!r} dtype={dtype!r}; "
                               f"valid: {', '.join(sorted(_DTYPES))}")
+        if unit == "address" and dtype != "str":
+            raise _fail(name, f"column {col!r} unit 'address' needs dtype 'str' (hexadecimal "
+                              "text; kernel addresses overflow int64)")
         if unit == "per-row" and meta.get("unit_column") not in cols:
             raise _fail(name, f"column {col!r} has unit 'per-row' but no valid 'unit_column'")
     for der in meta.get("derived", []):
@@ -145,6 +166,12 @@ def _typed_frame(name: str, raw: pd.DataFrame, meta: Mapping[str, Any]) -> pd.Da
     for col, spec in cols.items():
         cells = raw[col]
         if spec["dtype"] == "str":
+            if spec["unit"] == "address":
+                bad = [(i, c) for i, c in enumerate(cells) if not _HEX.match(c)]
+                if bad:
+                    i, c = bad[0]
+                    raise _fail(name, f"row {i + 1} column {col!r}: {c!r} is not a "
+                                      "hexadecimal address")
             out[col] = cells.astype(str)
             continue
         nullable = spec["unit"] == "per-row" or spec.get("nullable", False)

@@ -14,12 +14,33 @@ from memcglab import published
 from memcglab.published import load, rederive, table_names
 
 SEEDS = Path(os.environ.get("MEMCGLAB_SEEDS", "/work/shared/seeds"))
-TABLES = ["claims", "seed000_netperf", "seed003_madvise", "seed004_false_sharing"]
+TABLES = ["claims", "seed000_netperf", "seed000_percpu_placement", "seed003_madvise",
+          "seed004_false_sharing", "thread_quotes"]
 
 
 def _flat(text: str) -> str:
-    # Mail bodies wrap lines; a quote is verbatim up to whitespace.
-    return " ".join(text.split())
+    # Mail bodies wrap lines and quote ("> "), diff ("+") and comment (" * ") markers start
+    # them; a quote is verbatim up to these.
+    return " ".join(" ".join(re.sub(r"^[>+*\s]+", "", line) for line in
+                             text.splitlines()).split())
+
+
+def _verbatim(quote: str, text: str) -> bool:
+    """``quote`` is in ``text`` up to :func:`_flat`, its ' ... ' gaps matching any words."""
+    pos, flat = 0, _flat(text)
+    for part in quote.split(" ... "):
+        pos = flat.find(_flat(part), pos)
+        if pos < 0:
+            return False
+        pos += len(_flat(part))
+    return True
+
+
+def test_verbatim_allows_wrapping_markers_and_marked_gaps_only():
+    mail = "> The older behavior (fully drain) might be due to\n> a limit and is problematic\n"
+    assert _verbatim("The older behavior (fully drain) ... is problematic", mail)
+    assert not _verbatim("The older behavior (fully drain) is problematic", mail)
+    assert not _verbatim("is problematic ... The older behavior", mail)
 
 
 def test_every_table_loads_and_is_listed():
@@ -128,6 +149,33 @@ def test_claims_bounds():
     assert c.loc["pcstock_negligible", "relation"] == "negligible"
 
 
+def test_seed000_placements_are_the_objdump_lines():
+    t = load("seed000_percpu_placement")
+    f = t.frame.set_index("definition")
+    assert f["address"].to_dict() == {"DEFINE_PER_CPU": "ffffffff83a26e60",
+                                      "DEFINE_PER_CPU_ALIGNED": "ffffffff83a2c5c0"}
+    assert (f["size"] == 0x88).all() and t.units["size"] == "bytes"
+    for definition, row in f.iterrows():
+        fields = row["quote"].split()  # address, flags, section, size, name
+        assert (fields[0], int(fields[-2], 16), fields[-1]) == (
+            row["address"], row["size"], "memcg_stock"), definition
+    assert (t.source["author"], t.source["date"]) == ("Vlastimil Babka", "2025-04-30")
+    assert t.source["message_id"] == "f3e0c710-0815-44ad-844c-0e8a079bf663@suse.cz"
+
+
+def test_thread_quotes_are_looked_up_by_id_and_an_unknown_id_is_named():
+    assert published.quote("percpu_aligned_32_only") == "aligned to 32 bytes only"
+    with pytest.raises(KeyError, match="quote_id='fix5'.*valid: random_beats_lru"):
+        published.quote("fix5")
+
+
+def test_every_quote_the_studies_use_is_in_the_table():
+    studies = Path(published.__file__).parent / "studies"
+    used = {m for path in studies.glob("*.py")
+            for m in re.findall(r"""quote\(["']([a-z0-9_]+)["']\)""", path.read_text())}
+    assert used and used <= set(load("thread_quotes").frame["quote_id"])
+
+
 @pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed mails not at {SEEDS} (set MEMCGLAB_SEEDS)")
 @pytest.mark.parametrize("name", TABLES)
 def test_excerpts_and_quotes_are_verbatim_in_the_seed(name):
@@ -140,7 +188,7 @@ def test_excerpts_and_quotes_are_verbatim_in_the_seed(name):
         assert line in (SEEDS / seeds[0]).read_text(), line
     if "quote" in t.frame:
         for seed, quote in zip(seeds, t.frame["quote"], strict=True):
-            assert _flat(quote) in _flat((SEEDS / seed).read_text()), quote
+            assert _verbatim(quote, (SEEDS / seed).read_text()), quote
 
 
 # -- validation errors name the table, the field and what is valid --------------------
@@ -227,3 +275,20 @@ def test_empty_command_is_rejected(tmp_path):
     _edit_sidecar(d, "seed004_false_sharing", lambda m: m["workload"].update(command=""))
     with pytest.raises(ValueError, match="workload.command is empty"):
         load("seed004_false_sharing", d)
+
+
+def test_address_that_is_not_hexadecimal_is_named(tmp_path):
+    d = _copy(tmp_path)
+    csv = d / "seed000_percpu_placement.csv"
+    csv.write_text(csv.read_text().replace("ffffffff83a2c5c0,", "ffffffff83a2c5g0,"))
+    with pytest.raises(ValueError, match="row 2 column 'address': 'ffffffff83a2c5g0' is not a "
+                                         "hexadecimal address"):
+        load("seed000_percpu_placement", d)
+
+
+def test_address_unit_needs_text(tmp_path):
+    d = _copy(tmp_path)
+    _edit_sidecar(d, "seed000_percpu_placement",
+                  lambda m: m["columns"]["address"].update(dtype="int"))
+    with pytest.raises(ValueError, match="column 'address' unit 'address' needs dtype 'str'"):
+        load("seed000_percpu_placement", d)

@@ -6,7 +6,8 @@ lookup (lock, ``nr_pages[]``, ``cached[]``) touches under the per-CPU definition
 each era used: ``DEFINE_PER_CPU`` gives only the type's 8-byte alignment,
 ``DEFINE_PER_CPU_ALIGNED`` a whole line. Vlastimil Babka's review of the
 multi-memcg stock (seed 000, 30 Apr 2025) printed ``objdump -t vmlinux`` for both
-(:data:`OBJDUMP`); their addresses are placements this study lays the stock at.
+(published table ``seed000_percpu_placement``); their addresses are placements this
+study lays the stock at (:func:`placement_address`).
 
 **Slots per line.** The same lookup for ``NR_MEMCG_STOCK`` = 1..32
 (:func:`memcglab.layout.percpu.slot_table`).
@@ -18,8 +19,9 @@ the ``parent``, ``blamed`` and ``fixed`` layouts
 swap-fail event become a throughput change with :class:`memcglab.cost.CostParams`'
 ``c2c_transfer`` and the stressor's work per event: every CPU runs one stressor
 instance flat out, so one event stands for ``cpus * cpu_hz / swap_fail_rate``
-cycles of the parent kernel's time. Nothing here reads a published number; the
-verdict (:func:`memcglab.stats.verdict_004`) does. :class:`LayoutParams` and
+cycles of the parent kernel's time. The only published numbers read here are the two
+placements, inputs to the layout; the verdict (:func:`memcglab.stats.verdict_004`)
+reads seed 004's. :class:`LayoutParams` and
 :func:`run` are here; figures, ``summary``, ``claims`` and ``conclusion`` are in
 :mod:`memcglab.studies.layout_views`.
 """
@@ -35,32 +37,32 @@ from memcglab.layout.catalogue import CATALOGUE, era_text, struct_layout
 from memcglab.layout.layout import CACHELINE
 from memcglab.layout.percpu import LOOKUP_FIELDS, lookup_lines, slot_table
 from memcglab.layout.scenario import SEED004_FIELDS, run_stream
+from memcglab.published import load
 from memcglab.workloads import MremapPageoutSpec, mremap_pageout
 
-__all__ = ["ERAS_004", "LayoutParams", "LayoutResults", "OBJDUMP", "coherence_runs",
-           "lookup_span", "max_slots_in_one_line", "parse_objdump", "placements",
+__all__ = ["ERAS_004", "PLACEMENTS", "LayoutParams", "LayoutResults", "coherence_runs",
+           "lookup_span", "max_slots_in_one_line", "placement_address", "placements",
            "regressions", "run", "sensitivity", "stock_eras", "transfers"]
 
-#: Vlastimil Babka's ``objdump -t vmlinux`` lines for the 2025-04 stock (seed 000, review of
-#: "memcg: multi-memcg percpu charge cache", 30 Apr 2025), keyed by the definition built.
-OBJDUMP = {
-    "DEFINE_PER_CPU": "ffffffff83a26e60 l     O .data..percpu  0000000000000088 memcg_stock",
-    "DEFINE_PER_CPU_ALIGNED":
-        "ffffffff83a2c5c0 l     O .data..percpu  0000000000000088 memcg_stock",
-}
+#: the published table of Vlastimil Babka's ``objdump -t vmlinux`` lines for the 2025-04
+#: stock, one row per per-CPU definition built (definition, address, size, quote)
+PLACEMENTS = "seed000_percpu_placement"
 ERAS_004 = ("parent", "blamed", "fixed")
 
 
-def parse_objdump(line: str) -> tuple[int, int]:
-    """(address, size) of an ``objdump -t`` symbol line.
+def placement_address(definition: str, results: LayoutResults | None = None) -> int:
+    """The address memcg_stock had when built with ``definition`` (``DEFINE_PER_CPU`` or
+    ``DEFINE_PER_CPU_ALIGNED``): from ``results.placements``, or the published table.
 
-    >>> [hex(v) for v in parse_objdump(OBJDUMP["DEFINE_PER_CPU"])]
-    ['0xffffffff83a26e60', '0x88']
+    >>> hex(placement_address("DEFINE_PER_CPU") % 64)
+    '0x20'
     """
-    fields = line.split()
-    if len(fields) < 5:
-        raise ValueError(f"objdump line {line!r}: need address, flags, section, size, name")
-    return int(fields[0], 16), int(fields[-2], 16)
+    table = (load(PLACEMENTS).frame if results is None else results.placements)
+    rows = table.set_index("definition")
+    if definition not in rows.index:
+        raise ValueError(f"definition={definition!r}: the placements are "
+                         f"{', '.join(rows.index)}")
+    return int(rows.loc[definition, "address"], 16)
 
 
 def stock_eras(config=None) -> pd.DataFrame:
@@ -84,14 +86,15 @@ def stock_eras(config=None) -> pd.DataFrame:
 
 
 def placements(era: str = "2025-04", config=None) -> pd.DataFrame:
-    """The 2025-04 lookup at each of :data:`OBJDUMP`'s addresses: phase and lines touched."""
+    """The 2025-04 lookup at each published placement (:data:`PLACEMENTS`): phase and lines
+    touched, and the catalogue's size beside the size objdump printed."""
     lay = struct_layout("memcg_stock_pcp", era, config)
     rows = []
-    for definition, line in OBJDUMP.items():
-        addr, size = parse_objdump(line)
+    for row in load(PLACEMENTS).frame.itertuples():
+        addr = int(row.address, 16)
         lines = lookup_lines(era, placement=addr, config=config)
-        rows.append({"definition": definition, "address": f"{addr:#x}",
-                     "phase_bytes": addr % CACHELINE, "objdump_size": size,
+        rows.append({"definition": row.definition, "address": f"{addr:#x}",
+                     "phase_bytes": addr % CACHELINE, "objdump_size": int(row.size),
                      "layout_size": lay.size,
                      "first_64_bytes_lines": len(lay.span_lines(0, CACHELINE, addr)),
                      "lookup_lines": len({a for v in lines.values() for a in v})})
@@ -218,7 +221,7 @@ def run(p: LayoutParams) -> LayoutResults:
 
 
 def lookup_span(r: LayoutResults, definition: str) -> int:
-    """Lines the 2025-04 lookup touches at :data:`OBJDUMP`'s address for ``definition``."""
+    """Lines the 2025-04 lookup touches at the published address for ``definition``."""
     row = r.placements.set_index("definition").loc[definition]
     return int(row["lookup_lines"])
 

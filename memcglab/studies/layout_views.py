@@ -3,7 +3,9 @@
 :mod:`memcglab.studies.layout_study` computes; this module only shows and judges.
 Published numbers arrive here as arguments: the verdict table of
 :func:`memcglab.stats.verdict_004` and seed 004's published table (for the vmpressure
-sizes), both read by the notebook. The thread quotes without numbers are constants.
+sizes), both read by the notebook; the objdump placements come with the results
+(:func:`memcglab.studies.layout_study.placements`). The thread's words are quoted from
+the published table ``thread_quotes`` (:func:`memcglab.published.quote`).
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ import seaborn as sns
 
 from memcglab.layout.catalogue import struct_layout
 from memcglab.layout.layout import CACHELINE
+from memcglab.published import quote
 from memcglab.studies import claim_row
 from memcglab.studies.figures import new_figure
 from memcglab.studies.layout_study import (
-    OBJDUMP,
     LayoutResults,
     lookup_span,
     max_slots_in_one_line,
-    parse_objdump,
+    placement_address,
 )
 
 __all__ = ["claims", "conclusion", "figure_seed004", "figure_slots", "figure_stock",
@@ -44,9 +46,9 @@ def figure_stock(r: LayoutResults):
     ax[0].set(xlabel="memcg_stock_pcp era and sizeof", ylabel="cache lines (64 B) per lookup")
     ax[0].legend(fontsize="small", loc="lower right")
     lay = struct_layout("memcg_stock_pcp", "2025-04")
-    for y, line in enumerate(OBJDUMP.values()):
-        addr, _ = parse_objdump(line)
-        phase = addr % CACHELINE
+    definitions = r.placements["definition"].tolist()
+    for y, definition in enumerate(definitions):
+        phase = placement_address(definition, r) % CACHELINE
         for f in lay.fields:
             if f.depth or not f.size:
                 continue
@@ -55,8 +57,8 @@ def figure_stock(r: LayoutResults):
                               edgecolor="white")
     for x in range(0, 4 * CACHELINE, CACHELINE):
         ax[1].axvline(x, color="k", ls="--", lw=1)
-    ax[1].set(yticks=[0, 1], yticklabels=[f"{d}\n@...{parse_objdump(v)[0] & 0xfff:03x}"
-                                          for d, v in OBJDUMP.items()],
+    ax[1].set(yticks=[0, 1], yticklabels=[f"{d}\n@...{placement_address(d, r) & 0xfff:03x}"
+                                          for d in definitions],
               xlabel="bytes from the cache line boundary below the variable",
               xlim=(0, 4 * CACHELINE))
     ax[1].legend(handles=[mpatches.Patch(color=c, label=n) for n, c in _LOOKUP.items()]
@@ -161,18 +163,19 @@ def claims(r: LayoutResults, verdict: pd.DataFrame, published: pd.DataFrame
     s = summary(r)
     size, osize = s["stock_2025_04_sizeof"], s["objdump_sizeof"]
     ok = size == osize and s["unaligned_lookup_lines"] > 1 and s["aligned_lookup_lines"] == 1
-    at = {d: f"...{parse_objdump(v)[0] & 0xfff:03x}" for d, v in OBJDUMP.items()}
+    at = {d: f"...{placement_address(d, r) & 0xfff:03x}" for d in r.placements["definition"]}
     rows = [claim_row(
         "seed 000 (review, Vlastimil Babka): DEFINE_PER_CPU leaves the stock 32-byte aligned",
-        f"objdump: memcg_stock {osize:#x} bytes at {at['DEFINE_PER_CPU']} (\"aligned to 32 "
-        f"bytes only\"); at {at['DEFINE_PER_CPU_ALIGNED']} with _ALIGNED",
+        f"objdump: memcg_stock {osize:#x} bytes at {at['DEFINE_PER_CPU']} "
+        f"(\"{quote('percpu_aligned_32_only')}\"); at {at['DEFINE_PER_CPU_ALIGNED']} with "
+        "_ALIGNED",
         f"layout {size} ({size:#x}) bytes; lookup touches {s['unaligned_lookup_lines']} lines at "
         f"phase {s['unaligned_phase_bytes']}, {s['aligned_lookup_lines']} aligned",
         "reproduced" if ok else "not reproduced")]
     n = s["max_slots_one_line"]
     rows.append(claim_row(
         "seed 000 (fix 4): NR_MEMCG_STOCK = 7 keeps the slots in one cache line",
-        '"selected to keep the cached memcgs and their nr_pages in a single cacheline"',
+        f'"{quote("nr_memcg_stock_one_line")}"',
         f"aligned, a lookup stays in one line for up to {n} slots",
         "confirmed: 7 is the most that fit" if n == 7 else f"not confirmed: {n} fit"))
     before, after = _q(published, "vmpressure_size_before"), _q(published,
@@ -187,20 +190,19 @@ def claims(r: LayoutResults, verdict: pd.DataFrame, published: pd.DataFrame
     ok = not s["same_line_parent"] and s["same_line_blamed"] and not s["same_line_fixed"]
     rows.append(claim_row(
         "seed 004: the blamed commit put memory_events_local[8] and vmstats_percpu on one line",
-        '"moved memory_events_local[MEMCG_SWAP_FAIL] and the hot vmstats_percpu pointer '
-        'onto the same cacheline"', lines, "reproduced" if ok else "not reproduced"))
+        f'"{quote("blamed_same_line")}"', lines, "reproduced" if ok else "not reproduced"))
     for quantity, what in (("regression", "seed 004: median mremap throughput regression"),
-                           ("fixed_gap", "seed 004: the fix within 0.5% of the parent")):
+                           ("fixed_gap", "seed 004: the fix within {:g}% of the parent")):
         v = verdict.set_index("quantity").loc[quantity]
         rows.append(claim_row(
-            what, f"{v['published_pct']:g}% (boot-to-boot spread up to "
+            what.format(v["published_pct"]), f"{v['published_pct']:g}% (boot-to-boot spread up to "
                   f"{v['noise_band_pct']:g}%)",
             f"{v['simulated_mean_pct']:.3f}% (95% CI {v['ci_low']:.3f}-{v['ci_high']:.3f}, "
             f"{int(v['n'])} seeds)", str(v["verdict"])))
     grow = s["memcg_sizeof_fixed"] - s["memcg_sizeof_blamed"]
     rows.append(claim_row(
         "seed 004: the fix does not grow struct mem_cgroup",
-        '"without increasing the size of struct mem_cgroup in the tested configuration"',
+        f'"{quote("fix_keeps_memcg_size")}"',
         f"{s['memcg_sizeof_blamed']} -> {s['memcg_sizeof_fixed']} bytes from memory on "
         "(catalogue default config)",
         "reproduced" if grow <= 0 else f"not reproduced here: {grow:+d} bytes"))

@@ -2,7 +2,8 @@
 
 Every word that depends on a result (more or fewer, grows or not, within or outside
 a margin) is chosen here from the numbers passed in, so a notebook never carries
-hard-coded prose about its results.
+hard-coded prose about its results. Words quoted from the seed threads come from the
+published table ``thread_quotes`` (:func:`memcglab.published.quote`).
 
 >>> series([14.1, 56.6, 145.1], [6, 12, 36])
 '+14% at 6, +57% at 12, +145% at 36'
@@ -18,6 +19,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from memcglab.published import quote
 
 __all__ = ["series", "trend", "times", "advantage_word", "netperf_conclusion",
            "policy_conclusion", "pcstock_conclusion"]
@@ -208,8 +211,7 @@ def policy_conclusion(s: Mapping[str, object], needs, mixes: Sequence[str],
                f"{float(s['lru_writes_per_op_netperf_lru']):.2f} times per charge, for "
                f"{float(s['cycles_per_op_netperf_lru']):.0f} against "
                f"{float(s['cycles_per_op_netperf_random']):.0f} cycles per charge.")
-    out.append(f"So \"the dumb one was always better by 1% to 3%\" {_holds(words)}, with "
-               f"{slots} slots.")
+    out.append(f"So \"{quote('random_beats_lru')}\" {_holds(words)}, with {slots} slots.")
     return " ".join(out)
 
 

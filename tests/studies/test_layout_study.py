@@ -16,10 +16,16 @@ from memcglab.workloads import MremapPageoutSpec
 SMALL = MremapPageoutSpec(cpus=16, duration=0.01, swap_fail_rate=2e5)
 
 
-def test_objdump_lines_parse_and_bad_ones_are_refused():
-    assert ls.parse_objdump(ls.OBJDUMP["DEFINE_PER_CPU_ALIGNED"]) == (0xffffffff83a2c5c0, 0x88)
-    with pytest.raises(ValueError, match="objdump line"):
-        ls.parse_objdump("ffff 0088")
+def test_placements_are_the_published_objdump_lines_and_others_are_refused():
+    pub = load(ls.PLACEMENTS).frame
+    p = ls.placements()
+    assert p["definition"].tolist() == pub["definition"].tolist()
+    assert [int(a, 16) for a in p["address"]] == [int(a, 16) for a in pub["address"]]
+    assert p["objdump_size"].tolist() == pub["size"].tolist()
+    for d, a in zip(pub["definition"], pub["address"], strict=True):
+        assert ls.placement_address(d) == int(a, 16)
+    with pytest.raises(ValueError, match="definition='DEFINE_PER_CPU_FIRST': the placements"):
+        ls.placement_address("DEFINE_PER_CPU_FIRST")
 
 
 def test_stock_sizes_per_era_follow_the_kernel_notes():
