@@ -199,96 +199,62 @@ def _copy(tmp_path: Path) -> Path:
     return d
 
 
-def _edit_sidecar(d: Path, name: str, edit) -> None:
-    p = d / f"{name}.json"
-    meta = json.loads(p.read_text())
-    edit(meta)
-    p.write_text(json.dumps(meta))
-
-
 def test_missing_table_lists_what_exists():
     with pytest.raises(FileNotFoundError, match="have: claims, seed000_netperf"):
         load("seed999")
 
 
-def test_bad_unit_is_named(tmp_path):
-    d = _copy(tmp_path)
-    _edit_sidecar(d, "seed003_madvise", lambda m: m["columns"]["before_ms"].update(unit="msec"))
-    with pytest.raises(ValueError, match="column 'before_ms' unit='msec'; valid: %"):
-        load("seed003_madvise", d)
+# (table, edit of its sidecar, what the error must say)
+SIDECAR_ERRORS = {
+    "bad_unit": ("seed003_madvise",
+                 lambda m: m["columns"]["before_ms"].update(unit="msec"),
+                 "column 'before_ms' unit='msec'; valid: %"),
+    "missing_machine_key": ("seed003_madvise", lambda m: m["machine"].pop("sockets"),
+                            "machine lacks sockets"),
+    "missing_author": ("seed000_netperf", lambda m: m["source"].pop("author"),
+                       "source lacks provenance author"),
+    "column_mismatch": ("seed003_madvise", lambda m: m["columns"].pop("stddev_ms"),
+                        "CSV columns .* differ from the sidecar"),
+    "derived_column_without_decimals": ("seed003_madvise",
+                                        lambda m: m["columns"]["after_ms"].pop("decimals"),
+                                        "uses column 'after_ms'"),
+    "empty_command": ("seed004_false_sharing", lambda m: m["workload"].update(command=""),
+                      "workload.command is empty"),
+    "address_not_text": ("seed000_percpu_placement",
+                         lambda m: m["columns"]["address"].update(dtype="int"),
+                         "column 'address' unit 'address' needs dtype 'str'"),
+}
 
 
-def test_missing_machine_key_is_named(tmp_path):
-    d = _copy(tmp_path)
-    _edit_sidecar(d, "seed003_madvise", lambda m: m["machine"].pop("sockets"))
-    with pytest.raises(ValueError, match="machine lacks sockets"):
-        load("seed003_madvise", d)
+@pytest.mark.parametrize("case", SIDECAR_ERRORS)
+def test_a_bad_sidecar_is_named(tmp_path, case):
+    name, edit, message = SIDECAR_ERRORS[case]
+    side = _copy(tmp_path) / f"{name}.json"
+    meta = json.loads(side.read_text())
+    edit(meta)
+    side.write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match=message):
+        load(name, side.parent)
 
 
-def test_missing_author_is_named(tmp_path):
-    d = _copy(tmp_path)
-    _edit_sidecar(d, "seed000_netperf", lambda m: m["source"].pop("author"))
-    with pytest.raises(ValueError, match="source lacks provenance author"):
-        load("seed000_netperf", d)
+# (table, text in its CSV, what replaces it, what the error must say)
+CSV_ERRORS = {
+    "bad_date_in_a_row": ("claims", "2026-04-10", "10 Apr 2026", "row 3 date='10 Apr 2026'"),
+    "non_numeric_cell": ("seed003_madvise", "5.097", "5.O97",
+                         r"row 1 column 'stddev_ms': '5.O97' is not a number"),
+    "fractional_int": ("seed000_netperf", "\n12,", "\n12.5,",
+                       "column 'clients': '12.5' is not an integer"),
+    "address_not_hexadecimal": ("seed000_percpu_placement", "ffffffff83a2c5c0,",
+                                "ffffffff83a2c5g0,", "row 2 column 'address': "
+                                "'ffffffff83a2c5g0' is not a hexadecimal address"),
+}
 
 
-def test_bad_date_in_a_row_is_named(tmp_path):
-    d = _copy(tmp_path)
-    csv = d / "claims.csv"
-    csv.write_text(csv.read_text().replace("2026-04-10", "10 Apr 2026"))
-    with pytest.raises(ValueError, match="row 3 date='10 Apr 2026'"):
-        load("claims", d)
-
-
-def test_non_numeric_cell_is_named(tmp_path):
-    d = _copy(tmp_path)
-    csv = d / "seed003_madvise.csv"
-    csv.write_text(csv.read_text().replace("5.097", "5.O97"))
-    with pytest.raises(ValueError, match=r"row 1 column 'stddev_ms': '5.O97' is not a number"):
-        load("seed003_madvise", d)
-
-
-def test_fractional_int_is_rejected(tmp_path):
-    d = _copy(tmp_path)
-    csv = d / "seed000_netperf.csv"
-    csv.write_text(csv.read_text().replace("\n12,", "\n12.5,"))
-    with pytest.raises(ValueError, match="column 'clients': '12.5' is not an integer"):
-        load("seed000_netperf", d)
-
-
-def test_column_mismatch_is_named(tmp_path):
-    d = _copy(tmp_path)
-    _edit_sidecar(d, "seed003_madvise", lambda m: m["columns"].pop("stddev_ms"))
-    with pytest.raises(ValueError, match="CSV columns .* differ from the sidecar"):
-        load("seed003_madvise", d)
-
-
-def test_derived_column_needs_decimals(tmp_path):
-    d = _copy(tmp_path)
-    _edit_sidecar(d, "seed003_madvise", lambda m: m["columns"]["after_ms"].pop("decimals"))
-    with pytest.raises(ValueError, match="uses column 'after_ms'"):
-        load("seed003_madvise", d)
-
-
-def test_empty_command_is_rejected(tmp_path):
-    d = _copy(tmp_path)
-    _edit_sidecar(d, "seed004_false_sharing", lambda m: m["workload"].update(command=""))
-    with pytest.raises(ValueError, match="workload.command is empty"):
-        load("seed004_false_sharing", d)
-
-
-def test_address_that_is_not_hexadecimal_is_named(tmp_path):
-    d = _copy(tmp_path)
-    csv = d / "seed000_percpu_placement.csv"
-    csv.write_text(csv.read_text().replace("ffffffff83a2c5c0,", "ffffffff83a2c5g0,"))
-    with pytest.raises(ValueError, match="row 2 column 'address': 'ffffffff83a2c5g0' is not a "
-                                         "hexadecimal address"):
-        load("seed000_percpu_placement", d)
-
-
-def test_address_unit_needs_text(tmp_path):
-    d = _copy(tmp_path)
-    _edit_sidecar(d, "seed000_percpu_placement",
-                  lambda m: m["columns"]["address"].update(dtype="int"))
-    with pytest.raises(ValueError, match="column 'address' unit 'address' needs dtype 'str'"):
-        load("seed000_percpu_placement", d)
+@pytest.mark.parametrize("case", CSV_ERRORS)
+def test_a_bad_cell_is_named(tmp_path, case):
+    name, old, new, message = CSV_ERRORS[case]
+    csv = _copy(tmp_path) / f"{name}.csv"
+    assert old in csv.read_text(), "the edit must change the table"
+    csv.write_text(csv.read_text().replace(old, new))
+    with pytest.raises(ValueError, match=message):
+        load(name, csv.parent)

@@ -35,19 +35,7 @@ from memcglab.trace import (
     to_text,
     validate,
 )
-
-EXAMPLE = """memcglab-trace 1
-cpus 4
-cgroup 1 0
-cgroup 2 1 max=5000
-charge 0 2 3
-uncharge 1 2 3
-uncharge_direct 1 2 1
-drain_all 0 1
-cpu_dead 3
-set_max 2 4000
-offline 2
-"""
+from tests.contract import EXAMPLE
 
 
 def trace(*lines: str) -> str:
