@@ -229,6 +229,7 @@ def _commit(stage: Path, out: Path, names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.out = Path(args.out).absolute()  # the notebooks run in their own directory
     try:
         notebooks, missing, timeout = _check(args)
         _make_out(args.out)

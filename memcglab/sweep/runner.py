@@ -120,7 +120,9 @@ def execute_run(job: RunJob) -> dict[str, Any]:
     """
     import papermill
 
-    directory = Path(job.directory)
+    # Absolute: papermill runs the notebook in its own directory, where a relative
+    # output_dir would point somewhere else.
+    directory = Path(job.directory).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     for stale in (RUN_FILE, RESULT_FILE):
         (directory / stale).unlink(missing_ok=True)
