@@ -183,8 +183,23 @@ def event_counts(events: ChargeEvents | Mapping[str, float]) -> dict[str, float]
     return out
 
 
+#: rows and columns of the units matrix: every priced event (``lookups`` first), every
+#: parameter
+_EVENTS = tuple(PRICES)
+_PARAMS = CostParams.names()
+#: units of each parameter per event, (event, parameter) in C order: the memory layout of
+#: the pandas frame this replaced, so every sum adds in the same order, to the last bit
+_UNITS = np.array([[PRICES[e].get(q, 0.0) for q in _PARAMS] for e in _EVENTS])
+_LOOKUPS, _L1_HIT = _EVENTS.index("lookups"), _PARAMS.index("l1_hit")
+
+
 def _matrix(events: ChargeEvents | Mapping[str, float], lines_per_scan: float | None,
-            slots: int, per: str) -> pd.DataFrame:
+            slots: int, per: str) -> np.ndarray:
+    """Units of each parameter per operation caused by each event, (event, parameter).
+
+    Plain numpy: the studies price every configuration and seed, and a labelled frame
+    filled cell by cell was most of that time (``benchmarks/cost_speed.py`` compares).
+    """
     counts = event_counts(events)
     if per not in counts:
         raise ValueError(f"per={per!r}: must be an event name, one of {', '.join(counts)}")
@@ -194,11 +209,8 @@ def _matrix(events: ChargeEvents | Mapping[str, float], lines_per_scan: float | 
     lines = default_scan_lines(slots) if lines_per_scan is None else float(lines_per_scan)
     if lines < 0:
         raise ValueError(f"lines_per_scan={lines_per_scan}: must be >= 0")
-    m = pd.DataFrame(0.0, index=list(PRICES), columns=list(CostParams.names()))
-    for ev, mix in PRICES.items():
-        for param, units in mix.items():
-            m.loc[ev, param] = units * counts[ev] / nops
-    m.loc["lookups", "l1_hit"] = lines * counts["lookups"] / nops
+    m = _UNITS * np.array([counts[e] for e in _EVENTS])[:, None] / nops
+    m[_LOOKUPS, _L1_HIT] = lines * counts["lookups"] / nops
     return m
 
 
@@ -208,7 +220,8 @@ def coefficients(events: ChargeEvents | Mapping[str, float], lines_per_scan: flo
 
     ``per`` names the event that counts operations (a packet's or a fault's charge).
     """
-    return _matrix(events, lines_per_scan, slots, per).sum(axis=0)
+    return pd.Series(_matrix(events, lines_per_scan, slots, per).sum(axis=0),
+                     index=list(_PARAMS))
 
 
 def cycles_per_op(events: ChargeEvents | Mapping[str, float], params: CostParams | None = None,
@@ -216,7 +229,7 @@ def cycles_per_op(events: ChargeEvents | Mapping[str, float], params: CostParams
                   per: str = "charges") -> float:
     """Charge-path CPU cycles per operation."""
     p = params or CostParams()
-    return float(coefficients(events, lines_per_scan, slots, per).to_numpy() @ p.to_vector())
+    return float(_matrix(events, lines_per_scan, slots, per).sum(axis=0) @ p.to_vector())
 
 
 def breakdown(configs: Mapping[str, ChargeEvents | Mapping[str, float]],
@@ -232,12 +245,14 @@ def breakdown(configs: Mapping[str, ChargeEvents | Mapping[str, float]],
     if by not in ("event", "parameter"):
         raise ValueError(f"by={by!r}: must be 'event' or 'parameter'")
     p = (params or CostParams()).to_vector()
+    labels = _EVENTS if by == "event" else _PARAMS
     rows = []
     for name, ev in configs.items():
         s = slots[name] if isinstance(slots, Mapping) else slots
         m = _matrix(ev, lines_per_scan, s, per) * p
         part = m.sum(axis=1) if by == "event" else m.sum(axis=0)
-        rows += [{"config": name, "component": c, "cycles": float(v)} for c, v in part.items()]
+        rows += [{"config": name, "component": c, "cycles": float(v)}
+                 for c, v in zip(labels, part, strict=True)]
     return pd.DataFrame(rows, columns=["config", "component", "cycles"])
 
 
