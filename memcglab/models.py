@@ -48,9 +48,8 @@ class ModelInfo:
 
 def _multi(policy: str, fix2: bool = False):
     def build(nr_cpus: int, slots: int, seed: int, batch: int, obs: Observer) -> MemcgCharge:
-        cls = POLICIES[policy]
-        pol = cls(slots, RandomStream(seed)) if policy == "random" else cls(slots)
-        return MultiStock(nr_cpus, slots, pol, batch, obs, fix2=fix2)
+        return MultiStock(nr_cpus, slots, POLICIES[policy](slots, RandomStream(seed)), batch,
+                          obs, fix2=fix2)
     return build
 
 
@@ -91,8 +90,21 @@ def check_options(model: str, slots: int, seed: int, batch: int) -> None:
 
 
 def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: int = 0,
-                batch: int = 64, observer: Observer | None = None) -> MemcgCharge:
-    """A fresh machine of ``model`` with ``nr_cpus`` CPUs and an empty root memcg."""
+                batch: int = 64, observer: Observer | None = None,
+                policy: str | None = None) -> MemcgCharge:
+    """A fresh machine of ``model`` with ``nr_cpus`` CPUs and an empty root memcg.
+
+    ``policy`` replaces the victim policy of a ``multi*`` model with any entry of
+    :data:`memcglab.kernel.victim.POLICIES`, including ones registered after import
+    (the faithful port only; the compiled engine knows the contract's models).
+    """
     check_options(model, slots, seed, batch)
-    return MODELS[model].build(nr_cpus, slots, seed, batch,
-                               observer if observer is not None else Observer())
+    obs = observer if observer is not None else Observer()
+    if policy is None:
+        return MODELS[model].build(nr_cpus, slots, seed, batch, obs)
+    if not MODELS[model].multi:
+        raise ValueError(f"policy={policy!r}: only the multi* models have a victim policy, "
+                         f"not {model!r}")
+    if policy not in POLICIES:
+        raise ValueError(f"policy={policy!r}: unknown; valid: {', '.join(POLICIES)}")
+    return _multi(policy, fix2=model == "multi-fix2")(nr_cpus, slots, seed, batch, obs)

@@ -66,12 +66,12 @@ class Replayer:
 
     def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
                  batch: int = 64, check: bool = False, observer: Observer | None = None,
-                 ) -> None:
+                 policy: str | None = None) -> None:
         check_options(model, slots, seed, batch)
         self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
         self.check = check
         self.observer = observer if observer is not None else Observer()
-        self.machine = build_model(model, cpus, slots, seed, batch, self.observer)
+        self.machine = build_model(model, cpus, slots, seed, batch, self.observer, policy)
         self.held: dict[int, int] = {0: 0}
         self.ops = self.failed_charges = self.set_max_busy = self.short_uncharges = 0
 
@@ -161,8 +161,12 @@ class Replayer:
 
 
 def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, batch: int = 64,
-           check: bool = False, observer: Observer | None = None) -> dict[str, Any]:
+           check: bool = False, observer: Observer | None = None,
+           policy: str | None = None) -> dict[str, Any]:
     """Replay ``trace`` through ``model``; return the contract's JSON object.
+
+    ``policy`` swaps a ``multi*`` model's victim policy for any registered one
+    (see :func:`memcglab.models.build_model`).
 
     Raises ValueError for invalid options, :class:`~memcglab.trace.TraceError` for
     an invalid trace (``single`` also rejects ``nested``), and
@@ -170,7 +174,7 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
     """
     check_options(model, slots, seed, batch)
     validate(trace, single=model == "single")
-    replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer)
+    replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer, policy)
     replayer.run(trace)
     return replayer.result()
 

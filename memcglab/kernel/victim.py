@@ -2,8 +2,11 @@
 
 A policy is asked only when no slot matches the memcg and no slot is empty, so
 policies can differ only on CPUs that see more active memcgs than they have slots.
-Each policy is one small class; ``POLICIES`` is the registry. A new policy (FIFO,
-CLOCK, ...) is a class with ``victim`` and ``touch`` and one registry line.
+Each policy is one small class, built as ``cls(slots, random)`` (``random`` is the
+replay's shared :class:`~memcglab.kernel.random.RandomStream`, for policies that
+draw); ``POLICIES`` is the registry. A new policy (FIFO, CLOCK, ...) is a class with
+``victim`` and ``touch`` and one registry line, and the faithful replay runs it with
+``replay(trace, model="multi", policy="fifo")`` (tests/kernel/test_policies.py).
 
 >>> stock = type("S", (), {"cpu": 0, "drain_idx": 0})()
 >>> rr = RoundRobinVictim(slots=3)
@@ -34,9 +37,9 @@ class RandomVictim:
     """``get_random_u32_below(NR_MEMCG_STOCK)`` (v6.16-v6.18: fix 2 of "memcg: multi-memcg
     percpu charge cache", Shakeel Butt, 25 Apr 2025), over the replay's shared stream."""
 
-    def __init__(self, slots: int, random: RandomStream) -> None:
+    def __init__(self, slots: int, random: RandomStream | None = None) -> None:
         self.slots = slots
-        self.random = random
+        self.random = random if random is not None else RandomStream(0)
 
     def victim(self, stock) -> int:
         return self.random.get_random_u32_below(self.slots)
@@ -54,7 +57,7 @@ class RoundRobinVictim:
     only slots 0..255 are ever evicted, exactly as the C would do.
     """
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, random: RandomStream | None = None) -> None:
         self.slots = slots
 
     def victim(self, stock) -> int:
@@ -76,7 +79,7 @@ class LruVictim:
     the memcg in it or inserts the memcg into it (the replay contract's rule).
     """
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, random: RandomStream | None = None) -> None:
         self.slots = slots
         self.clock = 0
         self.stamps: dict[int, list[int]] = {}  # cpu -> last-use stamp per slot
