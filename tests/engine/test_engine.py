@@ -12,28 +12,8 @@ import pytest
 from memcglab.engine import MODELS, InvariantViolation, replay_compiled
 from memcglab.replay import dumps
 from memcglab.trace import parse_text
-
-CONTRACT_EXAMPLE = """memcglab-trace 1
-cpus 4
-cgroup 1 0
-cgroup 2 1 max=5000
-charge 0 2 3
-uncharge 1 2 3
-uncharge_direct 1 2 1
-drain_all 0 1
-cpu_dead 3
-set_max 2 4000
-offline 2
-"""
-
-CONTRACT_LINE = (
-    '{"batch":64,"counters":{"evictions":0,"stock_hits":0,"walks":3},"failed_charges":0,'
-    '"memcgs":{"0":{"max_events":0,"online":true,"usage":0,"watermark":64},"1":{"max_events":0,'
-    '"online":true,"usage":0,"watermark":64},"2":{"max_events":0,"online":false,"usage":0,'
-    '"watermark":64}},"model":"multi","ops":9,"seed":0,"set_max_busy":0,"short_uncharges":1,'
-    '"slots":7,"stocks":[[null,null,null,null,null,null,null],[null,null,null,null,null,null,'
-    'null],[null,null,null,null,null,null,null],[null,null,null,null,null,null,null]],'
-    '"warnings":0}\n')
+from tests.contract import EXAMPLE as CONTRACT_EXAMPLE
+from tests.contract import EXAMPLE_JSON as CONTRACT_LINE
 
 
 def run(text: str, model: str = "multi", **kw) -> dict:
