@@ -19,13 +19,31 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("memcglab.sweep.cli", "run a notebook over a parameter grid, resumably, to Parquet"),
     "reproduce": ("memcglab.reproduce", "run every study notebook and write the report"),
     "layout": ("memcglab.layout.cli", "pahole-style layout and cache lines of a kernel struct"),
+    "notebooks": ("memcglab.notebooks_cli", "copy the study notebooks into a directory to open"),
+    "probe": ("memcglab.probe.cli",
+              "measure this machine's cache-line and atomic costs into a machine profile"),
 }
 
 
+def version() -> str:
+    """The installed distribution's version (the package's own when not installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("memcglab")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        import memcglab
+
+        return memcglab.__version__
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser: ``--version`` and one (help-only) sub-parser per command."""
     parser = argparse.ArgumentParser(
         prog="memcglab",
         description="memcglab: a research lab for the Linux memory-cgroup charge path")
+    parser.add_argument("--version", action="version", version=f"memcglab {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, (_module, help_text) in COMMANDS.items():
@@ -34,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``memcglab COMMAND ...`` (``argv`` defaults to ``sys.argv[1:]``); the exit status.
+
+    Only the chosen command's module is imported.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         parser = build_parser()

@@ -29,6 +29,8 @@ from typing import Any
 
 import pandas as pd
 
+from memcglab.resources import data_dir
+
 __all__ = [
     "PUBLISHED_DIR",
     "UNITS",
@@ -40,9 +42,9 @@ __all__ = [
     "pct_change_interval",
 ]
 
-#: data/published/ beside the package: found both from a checkout and from an
-#: editable install, which keeps the package in place.
-PUBLISHED_DIR = Path(__file__).resolve().parents[1] / "data" / "published"
+#: data/published/: shipped inside an installed wheel, or beside the package in a
+#: checkout and an editable install (:func:`memcglab.resources.data_dir` decides)
+PUBLISHED_DIR = data_dir() / "published"
 
 #: units a column may declare; "per-row" defers to the table's unit column; "address" is a
 #: hexadecimal memory address kept as text (kernel addresses overflow int64)

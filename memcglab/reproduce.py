@@ -1,8 +1,9 @@
 """``memcglab reproduce``: run every study notebook, collect the results, write the report.
 
-Runs ``notebooks/0[1-5]_*.ipynb`` with their default parameters (plus ``quick=True``
-with ``--quick``) through papermill, one run of :func:`memcglab.sweep.runner.execute_run`
-each (kernel ``python3``, a time limit per notebook), and writes into ``--out``::
+Runs the study notebooks (``NN_*.ipynb`` for each number in ``EXPECTED``) with their
+default parameters (plus ``quick=True`` with ``--quick``) through papermill, one run
+of :func:`memcglab.sweep.runner.execute_run` each (kernel ``python3``, a time limit per
+notebook), and writes into ``--out``::
 
     OUT/report.md, OUT/report.html   every published claim first, then each study
     OUT/results.parquet              one row per notebook: its sidecar scalars
@@ -29,13 +30,14 @@ from pathlib import Path
 from typing import Any
 
 import memcglab
+from memcglab.resources import notebooks_dir
 
 __all__ = ["EXPECTED", "NOTEBOOKS_DIR", "UsageError", "add_arguments", "discover", "run"]
 
 #: the studies of DESIGN.md, by number prefix
 EXPECTED = ("01", "02", "03", "04", "05")
-#: notebooks/ beside the package (a checkout or an editable install)
-NOTEBOOKS_DIR = Path(memcglab.__file__).resolve().parents[1] / "notebooks"
+#: the shipped study notebooks (inside an installed wheel; notebooks/ in a checkout)
+NOTEBOOKS_DIR = notebooks_dir()
 KERNEL = "python3"
 
 
@@ -63,7 +65,7 @@ def discover(directory: Path, only: tuple[str, ...] = EXPECTED
              ) -> tuple[list[Path], list[str]]:
     """The numbered notebooks present (sorted) and the expected numbers that are missing."""
     found = {}
-    for path in sorted(Path(directory).glob("0[1-5]_*.ipynb")):
+    for path in sorted(Path(directory).glob("[0-9][0-9]_*.ipynb")):
         found.setdefault(path.name[:2], path)
     present = [found[n] for n in only if n in found]
     return present, [n for n in only if n not in found]

@@ -15,11 +15,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["UsageError", "add_arguments", "resolve_notebook", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("notebook", help="the parameterised notebook (.ipynb) to execute")
+    parser.add_argument(
+        "notebook",
+        help="the parameterised notebook (.ipynb) to execute; a name that is not a file, "
+        "such as 02_policy_and_slots or 02, means that shipped study notebook",
+    )
     parser.add_argument(
         "-p", "--param", dest="params", nargs=2, action="append", default=[],
         metavar=("NAME", "VALUES"),
@@ -73,6 +77,27 @@ def _connect(address: str) -> Any:
         raise UsageError(f"--scheduler {address}: cannot connect ({exc})") from None
 
 
+def resolve_notebook(name: str) -> str:
+    """The notebook ``name`` means: the file itself when it exists, else a shipped study.
+
+    A bare name that is not a file (no directory part) resolves to the study notebook
+    shipped with memcglab that has that name, that name plus ``.ipynb``, or that
+    number: ``02_policy_and_slots``, ``02_policy_and_slots.ipynb`` and ``02`` are the
+    same notebook. Raises :class:`UsageError` naming the shipped notebooks otherwise.
+    """
+    from memcglab.resources import study_notebooks
+
+    path = Path(name)
+    if path.exists() or path.parent != Path("."):
+        return name
+    shipped = study_notebooks()
+    for nb in shipped:
+        if name in (nb.name, nb.stem, nb.name[:2]):
+            return str(nb)
+    raise UsageError(f"notebook {name!r}: no such file, and not a shipped study notebook; "
+                     f"shipped: {', '.join(nb.stem for nb in shipped)}")
+
+
 def _validate(args: argparse.Namespace) -> dict[str, list[Any]]:
     from memcglab.sweep.params import ParameterError, check_grid
 
@@ -82,6 +107,7 @@ def _validate(args: argparse.Namespace) -> dict[str, list[Any]]:
         raise UsageError(f"--timeout {args.timeout:g}: must be a positive number of seconds")
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"--out {args.out}: exists and is not a directory")
+    args.notebook = resolve_notebook(args.notebook)
     if Path(args.notebook).suffix != ".ipynb":
         raise UsageError(f"notebook {args.notebook!r}: expected a .ipynb file")
     try:

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Install memcglab like any scientific Python package and use it from an empty directory:
+# build the wheel from a clean copy of the tree, install it (not editable) into a fresh
+# virtual environment, then run the user's commands in a new temporary directory.
+#
+# usage: .ci/wheel_check.sh WORKDIR
+# Leaves WORKDIR/dist (the wheel), WORKDIR/venv, and WORKDIR/results (the output of
+# `memcglab reproduce --quick`, whose executed notebooks .ci/docs.sh renders).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=$(realpath -m "${1:?usage: .ci/wheel_check.sh WORKDIR}")
+rm -rf "$work/src" "$work/dist" "$work/venv" "$work/results"
+mkdir -p "$work/src"
+
+step() { printf '\n== %s\n' "$*"; SECONDS=0; }
+took() { printf '== %ss\n' "$SECONDS"; }
+
+step "copy the tree (tracked and untracked, not ignored: no stale build/)"
+git ls-files -z --cached --others --exclude-standard |
+    python3 -c 'import os, shutil, sys
+dst = sys.argv[1]
+for p in sys.stdin.read().split("\0"):
+    if p and os.path.isfile(p):
+        os.makedirs(os.path.join(dst, os.path.dirname(p)), exist_ok=True)
+        shutil.copy2(p, os.path.join(dst, p))' "$work/src"
+took
+
+step "build the wheel"
+python3 -m pip wheel -q --no-deps -w "$work/dist" "$work/src"
+wheel=$(ls "$work"/dist/memcglab-*.whl)
+python3 -c 'import os, sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+print(f"{os.path.basename(sys.argv[1])}: {len(names)} files, {os.path.getsize(sys.argv[1])} bytes")
+for need in ("memcglab/_notebooks/01_single_vs_multi.ipynb", "memcglab/_examples/example.trace",
+             "memcglab/_data/published/claims.csv"):
+    assert need in names, f"the wheel lacks {need}"' "$wheel"
+took
+
+step "install it, not editable, into a fresh virtual environment"
+python3 -m venv "$work/venv"
+"$work/venv/bin/pip" install -q "$wheel"
+took
+
+# Everything below runs from an empty directory, with no checkout in sight.
+run=$(mktemp -d)
+cd "$run"
+export PATH="$work/venv/bin:$PATH"
+
+step "memcglab reproduce --quick (in $run)"
+memcglab reproduce --quick --no-progress --out "$work/results"
+test -f "$work/results/report.md"
+took
+
+step "memcglab notebooks"
+memcglab notebooks
+ls memcglab-notebooks/*.ipynb >/dev/null
+took
+
+step "memcglab replay on the shipped example trace"
+trace=$(python -c 'from memcglab.resources import example_trace; print(example_trace())')
+memcglab replay "$trace" --model multi --check
+took
+
+step "python -m memcglab --version"
+python -m memcglab --version
+took
+rm -rf "$run"
