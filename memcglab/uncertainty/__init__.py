@@ -1,8 +1,27 @@
 """Uncertainty: priors of model inputs, propagated jointly with seeds and modelling choices.
 
-See :mod:`memcglab.uncertainty.priors` for the :class:`Prior` vocabulary.
+* :mod:`~memcglab.uncertainty.priors`: the :class:`Prior` vocabulary;
+* :mod:`~memcglab.uncertainty.space`: a :class:`Space` of priors, :class:`Alternative`
+  modelling choices and seeds, sampled quasi-randomly into :class:`Draws`;
+* :mod:`~memcglab.uncertainty.pricing`: :class:`CoefficientTable`, cycles for thousands
+  of parameter points from event counts taken once per trace;
+* :mod:`~memcglab.uncertainty.sensitivity`: Sobol indices, tornado swings, break-even;
+* :mod:`~memcglab.uncertainty.propagate`: :func:`summarise` -> :class:`UncertainResult`;
+* :mod:`~memcglab.uncertainty.plots`: the tornado chart and Sobol bars with a caption.
 """
 
+from memcglab.uncertainty.plots import sensitivity_figure
+from memcglab.uncertainty.pricing import CoefficientTable, price
 from memcglab.uncertainty.priors import SHAPES, Prior
+from memcglab.uncertainty.propagate import UncertainResult, format_break_even, summarise
+from memcglab.uncertainty.sensitivity import QuantityFn, at_fixed, break_even, sobol, tornado
+from memcglab.uncertainty.space import SEED, SOURCES, Alternative, Draws, Space
 
-__all__ = ["SHAPES", "Prior"]
+__all__ = [
+    "SHAPES", "Prior",
+    "SEED", "SOURCES", "Alternative", "Draws", "Space",
+    "CoefficientTable", "price",
+    "QuantityFn", "at_fixed", "break_even", "sobol", "tornado",
+    "UncertainResult", "format_break_even", "summarise",
+    "sensitivity_figure",
+]

@@ -120,7 +120,7 @@ class Prior:
         return float(lo), float(hi)
 
     def narrowed(self, value: float, spread: float, source: str) -> Prior:
-        """A narrow prior around a measured ``value`` (median +- ``spread``), e.g. from the probe."""
+        """A narrow prior around a measured ``value`` (median +- ``spread``), e.g. the probe's."""
         spread = abs(float(spread))
         if spread == 0:
             return Prior(self.name, self.unit, value, value, value, "point", source)
