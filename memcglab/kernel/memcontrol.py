@@ -23,6 +23,8 @@ Differences from the kernel, all deliberate:
 * Remote stock drains, asynchronous work items in the kernel, run synchronously
   in CPU order (the contract's ``drain_all``); the caller in the kernel does not
   wait for them, so a kernel run may see them later, never differently.
+* ``current`` is :attr:`MemcgCharge.current`, a :class:`TaskStruct` holding the
+  few task states try_charge_memcg tests; the replay's task has none of them set.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ __all__ = [
     "GFP_KERNEL",
     "MemCgroup",
     "MemcgCharge",
+    "TaskStruct",
+    "ChargeRetry",
     "mem_cgroup_is_descendant",
 ]
 
@@ -145,6 +149,24 @@ def mem_cgroup_is_descendant(memcg: MemCgroup, root: MemCgroup) -> bool:
     return False
 
 
+@dataclass(slots=True)
+class TaskStruct:
+    """The task states of ``current`` that try_charge_memcg tests (all false in a replay).
+
+    ``pf_memalloc`` is ``current->flags & PF_MEMALLOC``; ``memcg_in_oom`` is
+    task_in_memcg_oom(current) (cgroup v1's OOM handling); ``oom_victim`` is
+    tsk_is_oom_victim(current) and ``mmf_oom_skip`` is
+    ``mm_flags_test(MMF_OOM_SKIP, current->signal->oom_mm)``; ``dying`` is
+    task_is_dying(). Tests set them to reach the branches a replay never takes.
+    """
+
+    pf_memalloc: bool = False
+    memcg_in_oom: bool = False
+    oom_victim: bool = False
+    mmf_oom_skip: bool = False
+    dying: bool = False
+
+
 def for_each_mem_cgroup_tree(root: MemCgroup) -> list[MemCgroup]:
     """The pre-order walk of mem_cgroup_iter(): ``root`` first, children by creation."""
     out, stack = [], [root]
@@ -153,6 +175,17 @@ def for_each_mem_cgroup_tree(root: MemCgroup) -> list[MemCgroup]:
         out.append(m)
         stack.extend(reversed(m.children))
     return out
+
+
+@dataclass(slots=True)
+class ChargeRetry:
+    """The locals of one try_charge_memcg() call that survive ``goto retry``."""
+
+    allow_spinning: bool
+    nr_retries: int = MAX_RECLAIM_RETRIES
+    passed_oom: bool = False
+    drained: bool = False
+    raised_max_event: bool = False
 
 
 class MemcgCharge(abc.ABC):
@@ -170,6 +203,7 @@ class MemcgCharge(abc.ABC):
         self.batch = batch
         self.observer = observer if observer is not None else Observer()
         self.percpu_charge_mutex = False  # static DEFINE_MUTEX(percpu_charge_mutex)
+        self.current = TaskStruct()
         self.memcgs: dict[int, MemCgroup] = {}
         self.root_mem_cgroup = self.mem_cgroup_css_alloc(0, None)
         self.mem_cgroup_css_online(self.root_mem_cgroup)
@@ -207,15 +241,19 @@ class MemcgCharge(abc.ABC):
                              allow_spinning: bool) -> None:
         """Port of __memcg_memory_event() (linux-mm 030321517fd4), without the notifiers.
 
-        The local counter is this memcg's only; the hierarchical one goes up to,
-        but not including, the root (cgroup v2 without memory_localevents).
+        The local counter is this memcg's only. The hierarchical one is a do/while:
+        ``memcg`` itself always counts (the root too, when the event is the root's),
+        then each ancestor up to, but not including, the root (cgroup v2 without
+        memory_localevents). ``allow_spinning`` only gates cgroup_file_notify().
         """
         memcg.memory_events_local[event] += 1
-        self.observer.note("event", memcg.id, event.name)
+        self.observer.note("event", memcg.id, event.name, allow_spinning)
         m: MemCgroup | None = memcg
-        while m is not None and m is not self.root_mem_cgroup:
+        while True:  # do { ... } while ((memcg = parent_mem_cgroup(memcg)) && !root);
             m.memory_events[event] += 1
             m = m.parent
+            if m is None or m is self.root_mem_cgroup:
+                break
 
     # ------------------------------------------------------------ charge
 
@@ -259,24 +297,20 @@ class MemcgCharge(abc.ABC):
         return max(self.batch, nr_pages)
 
     def try_charge_memcg(self, memcg: MemCgroup, gfp: Gfp, nr_pages: int, cpu: int) -> int:
-        """Port of try_charge_memcg() (6.18.y / linux-mm 2026): 0 or -ENOMEM.
+        """Port of try_charge_memcg() (6.18.y / linux-mm 030321517fd4): 0 or -ENOMEM.
 
         The branches that cannot run on the contract's machine are kept, in order,
-        so the port reads beside the C: PF_MEMALLOC, task_in_memcg_oom and the
-        dying-task checks are false for the replay's task; memory.high is unset.
+        so the port reads beside the C: the task states of :attr:`current`
+        (PF_MEMALLOC, task_in_memcg_oom, an OOM victim whose mm has MMF_OOM_SKIP, a
+        dying task) are false for the replay's task; memory.high is unset.
         """
         batch = self.charge_batch(nr_pages)
-        nr_retries = MAX_RECLAIM_RETRIES
-        passed_oom = False
-        drained = False
-        raised_max_event = False
-        allow_spinning = gfpflags_allow_spinning(gfp)
-        pf_memalloc = task_in_memcg_oom = task_is_dying = False
+        loop = ChargeRetry(allow_spinning=gfpflags_allow_spinning(gfp))
 
         while True:  # retry:
             if self.consume_stock(memcg, nr_pages, cpu):
                 return 0
-            if not allow_spinning:
+            if not loop.allow_spinning:
                 batch = nr_pages  # avoid the refill and flush of the older stock
             ok, counter = self.charge_counters(memcg, batch, cpu)
             if ok:
@@ -287,38 +321,9 @@ class MemcgCharge(abc.ABC):
             if batch > nr_pages:
                 batch = nr_pages
                 continue
-            if pf_memalloc:
-                return self._force(memcg, nr_pages, raised_max_event)
-            if task_in_memcg_oom or not gfpflags_allow_blocking(gfp):
-                return self._nomem(memcg, gfp, nr_pages, raised_max_event)
-
-            self.memcg_memory_event(mem_over_limit, MemcgEvent.MEMCG_MAX, allow_spinning)
-            raised_max_event = True
-            nr_reclaimed = self.try_to_free_mem_cgroup_pages(mem_over_limit, nr_pages)
-            if self.mem_cgroup_margin(mem_over_limit) >= nr_pages:
-                continue
-            if not drained:
-                self.drain_all_stock(mem_over_limit, cpu)
-                drained = True
-                continue
-            if gfp & Gfp.NORETRY:
-                return self._nomem(memcg, gfp, nr_pages, raised_max_event)
-            # Even though this does not make progress toward the goal, retry without
-            # spending a retry if reclaim freed something for a small request.
-            if nr_reclaimed and nr_pages <= (1 << PAGE_ALLOC_COSTLY_ORDER):
-                continue
-            if nr_retries:  # if (nr_retries--) goto retry;
-                nr_retries -= 1
-                continue
-            if gfp & Gfp.RETRY_MAYFAIL:
-                return self._nomem(memcg, gfp, nr_pages, raised_max_event)
-            if passed_oom and task_is_dying:
-                return self._nomem(memcg, gfp, nr_pages, raised_max_event)
-            if self.mem_cgroup_oom(mem_over_limit, get_order(nr_pages * PAGE_SIZE)):
-                passed_oom = True
-                nr_retries = MAX_RECLAIM_RETRIES
-                continue
-            return self._nomem(memcg, gfp, nr_pages, raised_max_event)
+            status = self.reclaim_retry(memcg, mem_over_limit, gfp, nr_pages, cpu, loop)
+            if status is not None:
+                return status
 
         # done_restock:
         if batch > nr_pages:
@@ -326,16 +331,73 @@ class MemcgCharge(abc.ABC):
         # The memory.high loop finds no memcg over its high limit (high is "max").
         return 0
 
-    def _nomem(self, memcg: MemCgroup, gfp: Gfp, nr_pages: int, raised_max_event: bool) -> int:
+    def reclaim_retry(self, memcg: MemCgroup, mem_over_limit: MemCgroup, gfp: Gfp,
+                      nr_pages: int, cpu: int, loop: ChargeRetry) -> int | None:
+        """The rest of a failed pass of try_charge_memcg(): None to ``goto retry``, else
+        the call's return value (0 after ``force:``, or -ENOMEM).
+
+        From the PF_MEMALLOC check to the ``force:`` label, in the kernel's order
+        (linux-mm 030321517fd4); v4 of the page_counter stock series (its ``reclaim:``
+        label, 2/5 and 4/5) keeps all of it, so both charge paths share this code.
+        """
+        current = self.current
+        if current.pf_memalloc:  # unlikely(current->flags & PF_MEMALLOC)
+            return self._force(memcg, mem_over_limit, nr_pages, loop)
+        if current.memcg_in_oom:  # unlikely(task_in_memcg_oom(current))
+            return self._nomem(memcg, mem_over_limit, gfp, nr_pages, loop)
+        if not gfpflags_allow_blocking(gfp):
+            return self._nomem(memcg, mem_over_limit, gfp, nr_pages, loop)
+        # An OOM victim still needs to charge memory to exit; once the reaper has
+        # set MMF_OOM_SKIP on its mm, fail the charge to expedite the exit.
+        if current.oom_victim and current.mmf_oom_skip:
+            return self._nomem(memcg, mem_over_limit, gfp, nr_pages, loop)
+
+        self.memcg_memory_event(mem_over_limit, MemcgEvent.MEMCG_MAX, loop.allow_spinning)
+        loop.raised_max_event = True
+        nr_reclaimed = self.try_to_free_mem_cgroup_pages(mem_over_limit, nr_pages)
+        if self.mem_cgroup_margin(mem_over_limit) >= nr_pages:
+            return None
+        if not loop.drained:
+            self.drain_all_stock(mem_over_limit, cpu)
+            loop.drained = True
+            return None
+        if gfp & Gfp.NORETRY:
+            return self._nomem(memcg, mem_over_limit, gfp, nr_pages, loop)
+        # Even though the limit is exceeded, reclaim may have freed some pages: retry
+        # before killing, for regular (small) pages only.
+        if nr_reclaimed and nr_pages <= (1 << PAGE_ALLOC_COSTLY_ORDER):
+            return None
+        if loop.nr_retries:  # if (nr_retries--) goto retry;
+            loop.nr_retries -= 1
+            return None
+        loop.nr_retries -= 1
+        if gfp & Gfp.RETRY_MAYFAIL:
+            return self._nomem(memcg, mem_over_limit, gfp, nr_pages, loop)
+        # Avoid an endless loop for tasks bypassed by the OOM killer.
+        if loop.passed_oom and current.dying:
+            return self._nomem(memcg, mem_over_limit, gfp, nr_pages, loop)
+        if self.mem_cgroup_oom(mem_over_limit, get_order(nr_pages * PAGE_SIZE)):
+            loop.passed_oom = True
+            loop.nr_retries = MAX_RECLAIM_RETRIES
+            return None
+        return self._nomem(memcg, mem_over_limit, gfp, nr_pages, loop)
+
+    def _nomem(self, memcg: MemCgroup, mem_over_limit: MemCgroup, gfp: Gfp, nr_pages: int,
+               loop: ChargeRetry) -> int:
         """The ``nomem:`` label: fail unless the caller may not fail."""
         if not gfp & (Gfp.NOFAIL | Gfp.HIGH):
             return -ENOMEM
-        return self._force(memcg, nr_pages, raised_max_event)
+        return self._force(memcg, mem_over_limit, nr_pages, loop)
 
-    def _force(self, memcg: MemCgroup, nr_pages: int, raised_max_event: bool) -> int:
-        """The ``force:`` label: charge ``nr_pages`` past the limit."""
-        if not raised_max_event:
-            self.memcg_memory_event(memcg, MemcgEvent.MEMCG_MAX, True)
+    def _force(self, memcg: MemCgroup, mem_over_limit: MemCgroup, nr_pages: int,
+               loop: ChargeRetry) -> int:
+        """The ``force:`` label: raise MEMCG_MAX if the pass has not, then charge past the limit.
+
+        The event goes to ``mem_over_limit`` with the call's ``allow_spinning``, as
+        in the kernel; the pages are charged to ``memcg`` (no memsw on v2).
+        """
+        if not loop.raised_max_event:
+            self.memcg_memory_event(mem_over_limit, MemcgEvent.MEMCG_MAX, loop.allow_spinning)
         page_counter_charge(memcg.memory, nr_pages)
         return 0
 

@@ -76,6 +76,8 @@ class WalkObserver(Protocol):
 
     def stock_hit(self, cpu: int, memcg_id: int, nr_pages: int) -> None: ...
 
+    def note(self, *event: object) -> None: ...
+
 
 class _Silent:
     def walk(self, counter: PageCounter, nr_pages: int, kind: str) -> None:
@@ -85,6 +87,9 @@ class _Silent:
         pass
 
     def stock_hit(self, cpu: int, memcg_id: int, nr_pages: int) -> None:
+        pass
+
+    def note(self, *event: object) -> None:
         pass
 
 
@@ -123,8 +128,8 @@ class PageCounter:
     high: int = PAGE_COUNTER_MAX
     max: int = PAGE_COUNTER_MAX
     parent: PageCounter | None = None
-    # RFC 1/8: per-CPU stock and its batch
-    stock: list[PageCounterStock] | None = None
+    # RFC 1/8 (and v4 1/5, whose stock is a lone atomic_t): per-CPU stock and its batch
+    stock: list | None = None
     batch: int = 0
     # simulation only
     owner: object = None
