@@ -140,7 +140,7 @@ class CoefficientTable:
         out = lookup[code]
         if np.any(out < 0):
             j = int(np.flatnonzero(out < 0)[0])
-            key = tuple(draws[f][j] for f in self.factors)
+            key = tuple(draws.options[f][draws.index[f][j]] for f in self.factors)
             raise KeyError(f"no coefficients for {dict(zip(self.factors, key, strict=True))}; "
                            "count events for every combination the space can draw")
         return out

@@ -125,12 +125,22 @@ def sobol(fn: QuantityFn, space: Space, n: int = 1024, seed: int = 0
     if n < 2 or n & (n - 1):
         raise ValueError(f"n={n}: Sobol indices need a power of 2 (e.g. 1024)")
 
-    def func(x: np.ndarray) -> np.ndarray:
-        return _evaluate(fn, space.draws(np.clip(x.T, 0.0, 1.0)))[None, :]
+    spread = [0.0]
 
-    with np.errstate(invalid="ignore", divide="ignore"):
-        res = stats.sobol_indices(func=func, n=n, dists=[stats.uniform()] * len(names),
-                                  rng=np.random.default_rng(seed))
-    first = np.asarray(res.first_order, dtype=float).reshape(-1)
-    total = np.asarray(res.total_order, dtype=float).reshape(-1)
+    def func(x: np.ndarray) -> np.ndarray:
+        y = _evaluate(fn, space.draws(np.clip(x.T, 0.0, 1.0)))
+        spread[0] = max(spread[0], float(np.ptp(y)) if y.size else 0.0)
+        return y[None, :]
+
+    if len(names) == 1:  # one input explains all the variance (SciPy fails on d = 1)
+        func(stats.qmc.Sobol(1, rng=seed).random_base2(int(np.log2(n))).T)
+        first = total = np.array([1.0])
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            res = stats.sobol_indices(func=func, n=n, dists=[stats.uniform()] * len(names),
+                                      rng=np.random.default_rng(seed))
+        first = np.asarray(res.first_order, dtype=float).reshape(-1)
+        total = np.asarray(res.total_order, dtype=float).reshape(-1)
+    if spread[0] == 0.0:  # SciPy reports 0 for a constant quantity; undefined, say so
+        first = total = np.full(len(names), np.nan)
     return pd.Series(first, index=list(names)), pd.Series(total, index=list(names))
