@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from memcglab.kernel.memcg_stock_multi import MultiStock
 from memcglab.kernel.memcg_stock_pcstock import PageCounterStockCharge
+from memcglab.kernel.memcg_stock_pcstock_v4 import PageCounterStockV4Charge
 from memcglab.kernel.memcg_stock_single import SingleStock
 from memcglab.kernel.memcontrol import MemcgCharge
 from memcglab.kernel.observer import Observer
@@ -68,6 +69,9 @@ MODELS: dict[str, ModelInfo] = {m.name: m for m in (
     ModelInfo("pcstock", "RFC 2026-04-10 (Joshua Hahn, patches 1-8)",
               False, lambda n, s, seed, b, o: PageCounterStockCharge(n, b, o),
               "per-page_counter per-CPU stock (cgroup v2)"),
+    ModelInfo("pcstock-v4", "v4 2026-06-23 (Joshua Hahn, patches 1-5, on mm-new)",
+              False, lambda n, s, seed, b, o: PageCounterStockV4Charge(n, b, o),
+              "v4's lock-free atomic_t per-page_counter per-CPU stock (cgroup v2)"),
 )}
 MODEL_NAMES = tuple(MODELS)
 KERNEL_VERSIONS = {name: info.kernel_version for name, info in MODELS.items()}
