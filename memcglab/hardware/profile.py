@@ -118,7 +118,7 @@ class MachineProfile:
     ghz: float
     priors: dict[str, Prior]
     curves: dict[str, Curve]
-    overrides: frozenset[str] = frozenset()
+    overrides: frozenset[str] = field(default=frozenset(), compare=False)
     model: str = ""
     memory_gb: float | None = None
     inferred: tuple[str, ...] = ()

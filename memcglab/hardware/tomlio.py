@@ -35,8 +35,13 @@ __all__ = ["dumps"]
 _BARE = re.compile(r"[A-Za-z0-9_-]+\Z")
 
 
+def _string(s: str) -> str:
+    # JSON escapes every control character TOML forbids in a basic string except DEL
+    return json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def _key(k: str) -> str:
-    return k if _BARE.match(k) else json.dumps(k, ensure_ascii=False)
+    return k if _BARE.match(k) else _string(k)
 
 
 def _scalar(v: Any) -> str:
@@ -49,7 +54,7 @@ def _scalar(v: Any) -> str:
             raise ValueError(f"{v!r}: the hardware files hold finite numbers only")
         return repr(v)
     if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
+        return _string(v)
     if isinstance(v, list | tuple):
         return "[" + ", ".join(_scalar(x) for x in v) + "]"
     raise TypeError(f"{type(v).__name__} value {v!r}: not writable as TOML here")
