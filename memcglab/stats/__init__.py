@@ -8,7 +8,8 @@ compares them with what memcglab simulates; nothing here feeds a simulation.
 * :mod:`~memcglab.stats.calibration`: least-squares calibration with parameter
   intervals, out-of-sample and leave-one-out errors;
 * :mod:`~memcglab.stats.netperf`: seed 000, calibrated on one column, predicting the other;
-* :mod:`~memcglab.stats.verdicts`: seed 003, seed 004, LRU vs random.
+* :mod:`~memcglab.stats.verdicts`: seed 003, seed 004, LRU vs random;
+* :mod:`~memcglab.stats.verdict_rules`: the pre-registered rules, applied by ``judge``.
 """
 
 from memcglab.stats.calibration import Fit, calibrate, leave_one_out, mape, prediction_errors
@@ -26,6 +27,7 @@ from memcglab.stats.inference import (
     welch_df,
 )
 from memcglab.stats.netperf import NetperfPrereg, NetperfVerdict, verdict_000
+from memcglab.stats.verdict_rules import Verdict, judge, load_rules
 from memcglab.stats.verdicts import (
     verdict_003,
     verdict_003_simulated,
@@ -39,4 +41,5 @@ __all__ = [
     "paired_wilcoxon", "perf_rse_to_sd", "tost", "welch", "welch_df",
     "NetperfPrereg", "NetperfVerdict", "verdict_000",
     "verdict_003", "verdict_003_simulated", "verdict_004", "verdict_lru_random",
+    "Verdict", "judge", "load_rules",
 ]
