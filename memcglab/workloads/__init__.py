@@ -30,25 +30,48 @@ from typing import Any, NamedTuple
 from memcglab.layout.access import AccessStream
 from memcglab.trace import Trace
 from memcglab.workloads.common import write_trace
+from memcglab.workloads.loopback_rr import LoopbackRRSpec, loopback_rr
+from memcglab.workloads.loopback_stream import LoopbackStreamSpec, loopback_stream
 from memcglab.workloads.madvise import MadviseFaultSpec, madvise_fault, trial_bounds
+from memcglab.workloads.migration import (
+    ManyCgroupsSpec,
+    NetperfMigratingSpec,
+    SchedMigrationSpec,
+    many_cgroups,
+    netperf_migrating,
+    sched_migration,
+)
 from memcglab.workloads.mremap import MremapPageoutSpec, mremap_pageout
 from memcglab.workloads.netperf import NetperfRxSpec, netperf_rx
 from memcglab.workloads.synthetic import SyntheticSpec, synthetic
+from memcglab.workloads.unix_stream import UnixStreamSpec, unix_stream
 
 __all__ = [
     "ACCESS_WORKLOADS",
     "WORKLOADS",
     "Workload",
+    "LoopbackRRSpec",
+    "LoopbackStreamSpec",
     "MadviseFaultSpec",
+    "ManyCgroupsSpec",
     "MremapPageoutSpec",
+    "NetperfMigratingSpec",
     "NetperfRxSpec",
+    "SchedMigrationSpec",
     "SyntheticSpec",
+    "UnixStreamSpec",
     "generate",
+    "loopback_rr",
+    "loopback_stream",
     "madvise_fault",
+    "many_cgroups",
     "mremap_pageout",
+    "netperf_migrating",
     "netperf_rx",
+    "sched_migration",
     "synthetic",
     "trial_bounds",
+    "unix_stream",
     "write_trace",
 ]
 
@@ -65,6 +88,12 @@ WORKLOADS: dict[str, Workload] = {
     "netperf_rx": Workload(NetperfRxSpec, netperf_rx),
     "madvise_fault": Workload(MadviseFaultSpec, madvise_fault),
     "synthetic": Workload(SyntheticSpec, synthetic),
+    "loopback_rr": Workload(LoopbackRRSpec, loopback_rr),
+    "loopback_stream": Workload(LoopbackStreamSpec, loopback_stream),
+    "unix_stream": Workload(UnixStreamSpec, unix_stream),
+    "netperf_migrating": Workload(NetperfMigratingSpec, netperf_migrating),
+    "sched_migration": Workload(SchedMigrationSpec, sched_migration),
+    "many_cgroups": Workload(ManyCgroupsSpec, many_cgroups),
 }
 #: name -> generator of struct field access streams
 ACCESS_WORKLOADS: dict[str, Workload] = {
