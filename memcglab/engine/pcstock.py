@@ -44,7 +44,7 @@ STOCK_HIT = -2
 
 @hot
 def pc_try_charge(g, mc, ev, pcs, m, nr_pages, cpu, nested):
-    """page_counter_try_charge() with the RFC 2/8 stock; -2 stock hit, -1 walked, else *fail.
+    """page_counter_try_charge() with the RFC 2/8 stock; -2 stock hit, -1 walked, else ``*fail``.
 
     A ``nested`` operation fails every local_trylock: the stock is skipped and the
     surplus of a batch charge goes back through page_counter_uncharge().

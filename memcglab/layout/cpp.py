@@ -296,7 +296,7 @@ def _gnu_attribute(arg: str, lineno: int) -> int:
 
 def preprocess(text: str, config: Iterable[str] = (),
                defines: Mapping[str, int | str] | None = None) -> str:
-    """Preprocess struct definitions for ``config`` (the enabled CONFIG_ options).
+    """Preprocess struct definitions for ``config`` (the enabled ``CONFIG_*`` options).
 
     ``defines`` overrides or adds object-like macros (e.g. ``{"NR_MEMCG_STOCK": 8}``);
     an override wins over a ``#define`` of the same name in ``text``.
