@@ -107,6 +107,7 @@ class CostParams:
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
+        """The parameter names, in field order."""
         return tuple(f.name for f in fields(cls))
 
     def to_vector(self, names: Sequence[str] | None = None) -> np.ndarray:

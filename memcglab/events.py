@@ -51,6 +51,7 @@ class ChargeEvents:
 
     @classmethod
     def zeros(cls, ncpus: int, nmemcgs: int) -> ChargeEvents:
+        """All-zero counts for ``ncpus`` CPUs and ``nmemcgs`` memcgs."""
         return cls(
             per_cpu={n: np.zeros(ncpus, dtype=np.int64) for n in EVENT_NAMES},
             per_memcg={n: np.zeros(nmemcgs, dtype=np.int64) for n in EVENT_NAMES},
@@ -58,9 +59,11 @@ class ChargeEvents:
         )
 
     def total(self, name: str) -> int:
+        """Event ``name`` summed over all CPUs; KeyError names the valid events."""
         if name not in EVENT_DOCS:
             raise KeyError(f"unknown event {name!r}; valid: {', '.join(EVENT_NAMES)}")
         return int(self.per_cpu[name].sum())
 
     def totals(self) -> dict[str, int]:
+        """Every event summed over all CPUs, by name."""
         return {n: self.total(n) for n in EVENT_NAMES}

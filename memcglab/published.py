@@ -70,6 +70,7 @@ class PublishedTable:
 
     @property
     def units(self) -> dict[str, str]:
+        """The unit of each column, by name."""
         return {c: spec["unit"] for c, spec in self.meta["columns"].items()}
 
     @property
@@ -79,6 +80,7 @@ class PublishedTable:
 
     @property
     def machine(self) -> dict[str, Any]:
+        """The machine the numbers were measured on (cpus, memory_gb, sockets, kernel)."""
         return dict(self.meta["machine"])
 
 

@@ -22,6 +22,7 @@ _RANGES = {"slots": "1 and 2^24", "seed": "0 and 2^64-1", "batch": "1 and 524287
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``memcglab replay`` (the replay contract's command line)."""
     parser.add_argument("trace", metavar="TRACE", help="trace file ('-' reads standard input)")
     parser.add_argument("--model", default="multi",
                         help=f"stock model: {', '.join(MODEL_NAMES)} (default multi)")
@@ -52,6 +53,7 @@ def _fail(message: str, status: int) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``memcglab replay``; the exit status the replay contract defines."""
     try:
         slots = _integer("slots", args.slots)
         seed = _integer("seed", args.seed)

@@ -65,10 +65,12 @@ class Array(CType):
 
     @property
     def size(self) -> int:  # type: ignore[override]
+        """``sizeof``: the element size times the count (0 for a flexible array)."""
         return 0 if self.count is None else self.elem.size * self.count
 
     @property
     def align(self) -> int:  # type: ignore[override]
+        """``_Alignof``: the element's alignment."""
         return self.elem.align
 
 
@@ -81,6 +83,7 @@ class Enum(CType):
 
     @property
     def size(self) -> int:  # type: ignore[override]
+        """4 bytes when every value fits in int or unsigned int, else 8 (gcc's rule)."""
         vals = [v for _, v in self.values] or [0]
         lo, hi = min(vals), max(vals)
         fits = (lo >= -(2**31) and hi < 2**31) or (lo >= 0 and hi < 2**32)
@@ -88,6 +91,7 @@ class Enum(CType):
 
     @property
     def align(self) -> int:  # type: ignore[override]
+        """An enum is aligned to its size."""
         return self.size
 
 
@@ -107,6 +111,7 @@ class Member:
 
     @property
     def effective_align(self) -> int:
+        """The member's alignment: its type's, raised by an ``__aligned`` request."""
         return max(self.type.align, self.align)
 
 
@@ -147,14 +152,17 @@ class Record(CType):
 
     @property
     def offsets(self) -> tuple[int, ...]:
+        """Byte offset of each member, in declaration order."""
         return self._layout[0]
 
     @property
     def size(self) -> int:  # type: ignore[override]
+        """``sizeof`` the struct or union, tail padding included."""
         return self._layout[1]
 
     @property
     def align(self) -> int:  # type: ignore[override]
+        """``_Alignof`` the struct or union: its most aligned member's."""
         return self._layout[2]
 
 

@@ -53,6 +53,7 @@ class AccessStream:
     def from_records(cls, field_names: Sequence[str],
                      records: Iterable[tuple[float, int, int, bool]],
                      struct: str = "mem_cgroup", size: int = 8) -> AccessStream:
+        """A stream from ``(time, cpu, field index, is_write)`` records, of ``size`` bytes each."""
         rows = [(t, cpu, f, w, size, 0) for t, cpu, f, w in records]
         acc = np.array(rows, dtype=ACCESS_DTYPE)
         duration = float(acc["time"].max()) if len(acc) else 0.0

@@ -144,6 +144,7 @@ def _entry(name: str) -> Entry:
 
 
 def era_text(name: str, era: str | None = None) -> EraText:
+    """The C text of catalogue struct ``name`` in ``era`` (default: its default era)."""
     e = _entry(name)
     era = e.default_era if era is None else era
     if era not in e.eras:

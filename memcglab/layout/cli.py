@@ -35,6 +35,7 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``memcglab layout``."""
     parser.add_argument("struct", nargs="?", help="catalogue struct (see --list), or a "
                         "struct tag/typedef in --file")
     parser.add_argument("--list", action="store_true", help="list the catalogue: structs, "
@@ -95,6 +96,7 @@ def _listing() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``memcglab layout``; the exit status (2 for a usage error)."""
     try:
         if args.list:
             print(_listing())

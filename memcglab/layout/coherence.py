@@ -167,9 +167,11 @@ class CoherenceResult:
     line_size: int
 
     def totals(self) -> dict[str, int]:
+        """Each counter of :data:`COUNTERS` summed over all lines."""
         return {k: int(self.lines[k].sum()) for k in COUNTERS}
 
     def false_sharing(self) -> pd.DataFrame:
+        """The rows of ``sharing`` whose kind is ``false``."""
         return self.sharing[self.sharing["kind"] == "false"].reset_index(drop=True)
 
 

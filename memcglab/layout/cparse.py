@@ -91,6 +91,7 @@ class TypeSpace:
         raise KeyError(f"unknown type {name!r}; defined: {', '.join(known) or 'none'}")
 
     def layout(self, name: str) -> StructLayout:
+        """The layout of struct or union ``name``; KeyError for any other type."""
         t = self.get(name)
         if not isinstance(t, Record):
             raise KeyError(f"{name!r} is a {type_name(t)}, not a struct or union")

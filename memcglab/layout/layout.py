@@ -88,10 +88,12 @@ class StructLayout:
 
     @property
     def size(self) -> int:
+        """``sizeof`` the struct."""
         return self.record.size
 
     @property
     def align(self) -> int:
+        """``_Alignof`` the struct."""
         return self.record.align
 
     @property
@@ -104,6 +106,7 @@ class StructLayout:
         return r.size - end
 
     def field(self, path: str) -> FieldLayout:
+        """The member at ``path``; KeyError lists the members."""
         for f in self.fields:
             if f.path == path:
                 return f

@@ -91,6 +91,7 @@ class TostResult:
 
     @property
     def equivalent(self) -> bool:
+        """Whether equivalence within the margin is shown: ``p < alpha``."""
         return self.p < self.alpha
 
 

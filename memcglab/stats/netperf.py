@@ -82,6 +82,7 @@ class NetperfPrereg:
 
     @property
     def capacity(self) -> float:
+        """Flows the machine runs at once: ``cpus / cpus_per_flow``."""
         return self.cpus / self.cpus_per_flow
 
     def digest(self) -> str:

@@ -91,6 +91,7 @@ class NetperfParams:
         return cls(models=names, seeds=seeds, messages=messages)
 
     def spec(self, clients: int, seed: int) -> NetperfRxSpec:
+        """The workload spec of one client count and seed."""
         return NetperfRxSpec(**{**_fields(self.workload), "clients": clients,
                                 "messages": self.messages, "seed": seed})
 

@@ -100,6 +100,7 @@ class PcstockParams:
         return cls(fault_cycles=fault_cycles, margin_pct=margin_pct, seeds=seeds)
 
     def madvise_spec(self, cgroups: int) -> MadviseFaultSpec:
+        """The madvise workload spec for ``cgroups`` cgroups."""
         base = {n: getattr(self.madvise, n) for n in self.madvise.__dataclass_fields__}
         return MadviseFaultSpec(**{**base, "cgroups": cgroups, "trials": self.trials,
                                    "iterations": self.iterations,

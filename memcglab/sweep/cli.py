@@ -19,6 +19,7 @@ __all__ = ["UsageError", "add_arguments", "resolve_notebook", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``memcglab sweep``."""
     parser.add_argument(
         "notebook",
         help="the parameterised notebook (.ipynb) to execute; a name that is not a file, "
@@ -119,6 +120,7 @@ def _validate(args: argparse.Namespace) -> dict[str, list[Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``memcglab sweep``; the exit status (see the module docstring)."""
     from memcglab.sweep.runner import sweep
 
     client = None

@@ -31,6 +31,7 @@ def _timed(name: str, params: dict) -> tuple[float, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Time the named workloads (default: all) and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", default=list(CASES), help="workloads to time")
     args = parser.parse_args(argv)

@@ -204,6 +204,7 @@ class Timeline:
     @classmethod
     def draw(cls, rng: np.random.Generator, start: np.ndarray, steps: int, rate: float,
              ncpus: int) -> Timeline:
+        """Draw the migrations of ``len(start)`` tasks over ``steps`` steps on ``ncpus`` CPUs."""
         tasks = len(start)
         span = steps + 1
         if ncpus < 2 or rate <= 0.0 or steps < 2:
@@ -225,6 +226,7 @@ class Timeline:
         return cls(keys, cpus, span, len(moves))
 
     def at(self, task: np.ndarray, step: np.ndarray) -> np.ndarray:
+        """The CPU each of ``task`` was on at the matching ``step``."""
         index = np.searchsorted(self.keys, np.asarray(task) * self.span + step, side="right") - 1
         return self.cpus[index]
 

@@ -131,6 +131,7 @@ class MadviseFaultSpec:
 
     @property
     def tasks(self) -> int:
+        """All tasks: ``cgroups * tasks_per_cgroup``."""
         return self.cgroups * self.tasks_per_cgroup
 
     @property
