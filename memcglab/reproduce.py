@@ -46,6 +46,7 @@ class UsageError(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``memcglab reproduce``."""
     parser.add_argument("--quick", action="store_true",
                         help="run every notebook with quick=True (CI-sized; about a minute)")
     parser.add_argument("--out", type=Path, default=Path("results"),
@@ -231,6 +232,7 @@ def _commit(stage: Path, out: Path, names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``memcglab reproduce``; the exit status (see the module docstring)."""
     args.out = Path(args.out).absolute()  # the notebooks run in their own directory
     try:
         notebooks, missing, timeout = _check(args)
