@@ -1,0 +1,107 @@
+"""``memcglab probe --quick`` on this machine, and its one-line errors."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memcglab.hardware import load_profile
+from memcglab.probe import cli
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("gcc") is None or len(os.sched_getaffinity(0)) < 2,
+    reason="the probe needs gcc and two CPUs")
+
+
+def _run(*argv: str) -> int:
+    import argparse
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    return cli.run(parser.parse_args(["--no-progress", *argv]))
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("probe") / "box.toml"
+    assert _run("--quick", "--out", str(out), "--cpus", "0,1") == 0
+    return out
+
+
+def test_quick_probe_writes_a_profile_and_a_heatmap(probed):
+    assert probed.is_file()
+    png = probed.with_name("box-c2c.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_probed_values_are_positive_and_ordered(probed):
+    p = load_profile(probed)
+    c = p.cost_params()
+    assert p.cpus == os.cpu_count() and p.ghz > 0.2
+    for name in ("l1_hit", "percpu_rmw", "atomic_rmw", "c2c_transfer"):
+        assert getattr(c, name) > 0, name
+        assert p.priors[name].source.startswith("memcglab probe"), name
+    # a transfer between CPUs costs more than any access to a local line
+    assert c.c2c_transfer > c.percpu_rmw and c.c2c_transfer > c.l1_hit
+    assert c.atomic_rmw > c.percpu_rmw
+    curve = p.curves["contended_rmw"]
+    assert curve.x[:2] == (1, 2) and all(v > 0 for v in curve.typical)
+    # unmeasured priors stay generic and are not written as overrides
+    assert "call" not in p.overrides and p.priors["call"].source.startswith("Agner")
+
+
+def test_probed_profile_round_trips_through_the_loader(probed, tmp_path):
+    p = load_profile(probed)
+    again = tmp_path / "again.toml"
+    again.write_text(p.to_toml())
+    assert load_profile(again) == p
+
+
+def _errors(capsys) -> list[str]:
+    err = capsys.readouterr().err
+    return [line for line in err.splitlines() if line.strip()]
+
+
+def test_missing_compiler_is_one_line_exit_2(tmp_path, capsys):
+    assert _run("--quick", "--out", str(tmp_path / "x.toml"), "--cc", "no-such-cc") == 2
+    (line,) = _errors(capsys)
+    assert "C compiler 'no-such-cc' not found on PATH" in line
+    assert not (tmp_path / "x.toml").exists()
+
+
+def test_gcc_missing_from_path_is_one_line_exit_2(tmp_path):
+    env = {**os.environ, "PATH": str(tmp_path)}  # an empty directory: no gcc
+    done = subprocess.run([sys.executable, "-m", "memcglab", "probe", "--quick", "--no-progress",
+                           "--out", str(tmp_path / "x.toml")], env=env, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "memcglab probe: error: C compiler 'gcc' not found on PATH; install gcc (Debian: "
+        "apt-get install gcc) or name another with --cc"]
+
+
+def test_one_cpu_is_one_line_exit_2(tmp_path, capsys):
+    assert _run("--quick", "--out", str(tmp_path / "x.toml"), "--cpus", "0") == 2
+    (line,) = _errors(capsys)
+    assert line.startswith("memcglab probe: error: need two CPUs or more") and "(0)" in line
+
+
+@pytest.mark.parametrize("cpus, message", [
+    ("0-", "'0-' is not a CPU or a range like 0-3"),
+    ("3-1", "'3-1' is not a CPU or a range"),
+    ("0,4096", "CPU 4096 is not one this process may run on"),
+])
+def test_bad_cpu_list_is_one_line_exit_2(tmp_path, capsys, cpus, message):
+    assert _run("--quick", "--out", str(tmp_path / "x.toml"), "--cpus", cpus) == 2
+    (line,) = _errors(capsys)
+    assert message in line
+
+
+def test_a_compiler_that_fails_is_reported(tmp_path, capsys):
+    assert _run("--quick", "--out", str(tmp_path / "x.toml"), "--cc", "false") == 2
+    (line,) = _errors(capsys)
+    assert "false could not build the probe" in line
