@@ -25,7 +25,8 @@ def netperf_file(tmp_path_factory):
     return str(path)
 
 
-@pytest.mark.parametrize("model", ["single", "multi", "multi-rr", "multi-lru", "pcstock"])
+@pytest.mark.parametrize("model", ["single", "multi", "multi-rr", "multi-lru", "pcstock",
+                                   "pcstock-v4"])
 def test_compiled_output_is_byte_identical(capsys, netperf_file, model):
     faithful = run(capsys, netperf_file, "--model", model, "--slots", "4", "--check")
     compiled = run(capsys, netperf_file, "--model", model, "--slots", "4", "--check",

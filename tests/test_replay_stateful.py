@@ -1,7 +1,7 @@
 """Hypothesis state machines: every operation, every model, conservation after each step.
 
-CI runs up to ``STEPS_PER_MODEL`` = 2,500 operations per model (about 12,000 over
-the five models; ``-s`` prints the count). To hammer the models locally with a
+CI runs up to ``STEPS_PER_MODEL`` = 2,500 operations per model (about 15,000 over
+the six models; ``-s`` prints the count). To hammer the models locally with a
 million operations, set ``MEMCGLAB_STATEFUL_SCALE``, which multiplies the number of
 generated examples:
 
@@ -115,7 +115,8 @@ def machine_for(model: str, slots: int = 3):
     return type(f"ChargePath_{model}", (ChargePath,), {"model": model, "slots": slots})
 
 
-@pytest.mark.parametrize("model", ["single", "multi", "multi-rr", "multi-lru", "pcstock"])
+@pytest.mark.parametrize("model", ["single", "multi", "multi-rr", "multi-lru", "pcstock",
+                                   "pcstock-v4"])
 def test_conservation_holds_for_every_operation(model):
     before = executed["ops"]
     test_case = machine_for(model).TestCase

@@ -1,7 +1,7 @@
 """memcglab.engine: a compiled (numba) engine that reproduces the faithful replay exactly.
 
 Every replay model of the contract (``single``, ``multi``, ``multi-rr``,
-``multi-lru``, ``multi-fix2``, ``pcstock``) over the numpy trace form, with the
+``multi-lru``, ``multi-fix2``, ``pcstock``, ``pcstock-v4``) over the numpy trace form, with the
 contract's JSON object as result, optional per-CPU/per-memcg event counts
 (:class:`memcglab.events.ChargeEvents`), the ``--check`` invariant, chunked
 streaming for traces of any length, and a compiled reader of the text format.
@@ -31,6 +31,15 @@ Event conventions (``events=True``), where the kernel leaves a choice:
   included; the rollback re-touches the same counters); ``usage_transfers`` counts
   each visited level whose usage another CPU wrote last;
 * ``uncharges`` / ``uncharges_direct`` count operations that released pages.
+
+``pcstock-v4`` (:mod:`memcglab.engine.pcstock_v4`) differs where its kernel code
+does: each pass of a charge looks at this CPU's stock once (``slots_scanned``; a
+hit, ``miss_absent`` for an empty stock or ``miss_short``; never ``miss_bypass``);
+its drains are ``atomic_xchg`` calls run by the draining CPU, so ``drains`` and the
+drain's walk count on that CPU (the charging CPU in the retry loop, the
+``drain_all`` line's CPU, CPU 0 for ``offline``; ``cpu_dead c`` on ``c``), per
+memcg on the drained counter's memcg; its uncharges walk on the uncharging CPU
+and touch no stock; it has no evictions, css references or LRU writes.
 """
 
 from memcglab.engine.engine import (

@@ -15,6 +15,10 @@ So of the kernel's exits only these remain, in the kernel's order:
 5. the first time, ``drain_all_stock(mem_over_limit)`` and retry;
 6. ``nr_reclaimed`` is 0, so only ``nr_retries--`` (16) retries, then
    ``mem_cgroup_oom()`` fails and the charge returns ``-ENOMEM``.
+
+``pcstock-v4`` (v4 2/5 and 4/5) replaces steps 1-3 of each pass by one
+``page_counter_try_charge_stock`` (stock, batch, then ``nr_pages``; no refill in
+try_charge_memcg) and keeps steps 4-6.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from __future__ import annotations
 from memcglab.engine.jit import hot, kernel
 from memcglab.engine.pagecounter import mem_cgroup_margin, try_charge_walk
 from memcglab.engine.pcstock import STOCK_HIT, pc_drain_all_stock, pc_try_charge
-from memcglab.engine.state import F_MAXEV, G_BATCH, G_HITS, G_MODEL, M_PCSTOCK
+from memcglab.engine.pcstock_v4 import v4_drain_all_stock, v4_try_charge_stock
+from memcglab.engine.state import F_MAXEV, G_BATCH, G_HITS, G_MODEL, M_PCSTOCK, M_PCSTOCK_V4
 from memcglab.engine.stocks import consume_stock, memcg_drain_all_stock, refill_stock
 
 __all__ = ["MAX_RECLAIM_RETRIES", "drain_all_stock", "try_charge_memcg"]
@@ -31,10 +36,17 @@ MAX_RECLAIM_RETRIES = 16  # mm/internal.h
 
 
 @kernel
-def drain_all_stock(g, mc, ev, sl, pcpu, pcs, root):
-    """drain_all_stock(root_memcg) of the model in use."""
-    if g[G_MODEL] == M_PCSTOCK:
+def drain_all_stock(g, mc, ev, sl, pcpu, pcs, root, cpu):
+    """drain_all_stock(root_memcg) of the model in use, called on ``cpu``.
+
+    Only ``pcstock-v4`` drains on the calling CPU (remote atomic_xchg); the other
+    models' drains run on each stock's own CPU (work items, work_on_cpu).
+    """
+    model = g[G_MODEL]
+    if model == M_PCSTOCK:
         pc_drain_all_stock(g, mc, ev, pcs, root)
+    elif model == M_PCSTOCK_V4:
+        v4_drain_all_stock(g, mc, ev, pcs, root, cpu)
     else:
         memcg_drain_all_stock(g, mc, ev, sl, pcpu, root)
 
@@ -43,11 +55,19 @@ def drain_all_stock(g, mc, ev, sl, pcpu, pcs, root):
 def try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, nr_pages, cpu, nested):
     """try_charge_memcg(memcg, GFP_KERNEL, nr_pages): True on success, False for -ENOMEM."""
     pcstock = g[G_MODEL] == M_PCSTOCK
+    v4 = g[G_MODEL] == M_PCSTOCK_V4
     batch = max(g[G_BATCH], nr_pages)
     nr_retries = MAX_RECLAIM_RETRIES
     drained = False
     while True:  # retry:
-        if pcstock:
+        if v4:
+            fail = v4_try_charge_stock(g, mc, ev, pcs, m, nr_pages, cpu)
+            if fail == STOCK_HIT:  # nr_charged == 0: return 0
+                g[G_HITS] += 1
+                return True
+            if fail < 0:
+                return True  # handle_high: nothing is over memory.high
+        elif pcstock:
             fail = pc_try_charge(g, mc, ev, pcs, m, nr_pages, cpu, nested)
             if fail == STOCK_HIT:
                 g[G_HITS] += 1
@@ -72,7 +92,7 @@ def try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, nr_pages, cpu, nested):
         if mem_cgroup_margin(mc, mem_over_limit) >= nr_pages:
             continue
         if not drained:
-            drain_all_stock(g, mc, ev, sl, pcpu, pcs, mem_over_limit)
+            drain_all_stock(g, mc, ev, sl, pcpu, pcs, mem_over_limit, cpu)
             drained = True
             continue
         if nr_retries:

@@ -130,7 +130,8 @@ class Engine:
         n = int(s.g[G_NMEMCG])
         usage, held, parent = s.mc[F_USAGE, :n], s.mc[F_HELD, :n], s.mc[F_PARENT, :n]
         cached, nrp = s.sl[S_CACHED], s.sl[S_NR]
-        if self.model == "pcstock":
+        pcstock = self.model in ("pcstock", "pcstock-v4")
+        if pcstock:
             stocked = s.pcs[:n].sum(axis=1)
         else:
             occupied = cached >= 0
@@ -141,11 +142,12 @@ class Engine:
         for m in np.flatnonzero(usage != held + stocked + children)[:1]:
             problem = (f"memcg {ids[m]}: usage {usage[m]} != held {held[m]} + "
                        f"stocked {stocked[m]} + children {children[m]}")
-        if problem is None and self.model == "pcstock":
-            for m, cpu in zip(*np.nonzero((s.pcs[:n] < 0) | (s.pcs[:n] > self.batch)),
-                              strict=True):
+        if problem is None and pcstock:
+            top = self.batch - 1 if self.model == "pcstock-v4" else self.batch
+            bound = f", at most {top}" if self.model == "pcstock-v4" else ""
+            for m, cpu in zip(*np.nonzero((s.pcs[:n] < 0) | (s.pcs[:n] > top)), strict=True):
                 problem = (f"cpu {cpu} stock of memcg {ids[m]} holds {s.pcs[m, cpu]} pages "
-                           f"(batch {self.batch})")
+                           f"(batch {self.batch}{bound})")
                 break
         elif problem is None:
             per = 1 if self.model == "single" else self.slots

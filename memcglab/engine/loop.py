@@ -19,6 +19,7 @@ from memcglab.engine.pcstock import (
     pc_cpu_dead,
     pc_uncharge,
 )
+from memcglab.engine.pcstock_v4 import v4_cpu_dead
 from memcglab.engine.state import (
     E_CHARGES,
     E_FAILED_CHARGES,
@@ -47,6 +48,7 @@ from memcglab.engine.state import (
     G_SHORT,
     LIMIT_CLAMP,
     M_PCSTOCK,
+    M_PCSTOCK_V4,
     M_SINGLE,
     P_HI,
     S_CACHED,
@@ -87,17 +89,22 @@ def _css_online(g, mc, ev, pcs, m, parent, limit):
     if g[G_MODEL] == M_PCSTOCK:
         mc[F_PCBATCH, m] = g[G_BATCH]  # page_counter_enable_stock(memory, MEMCG_CHARGE_BATCH)
         page_counter_drain_stock(g, mc, ev, pcs, parent)  # RFC 7/8: parent is no longer a leaf
+    elif g[G_MODEL] == M_PCSTOCK_V4:
+        mc[F_PCBATCH, m] = g[G_BATCH]  # v4 4/5: page_counter_alloc_stock(); nothing else
 
 
 @kernel
 def conservation(g, mc, sl, pcpu, pcs):
     """Whether the contract's invariant holds: for every memcg, usage = held + stocked +
-    children's usage; every stock between 0 and the batch; an empty slot holds nothing."""
+    children's usage; every stock between 0 and the batch (``pcstock-v4``: the batch
+    minus one); an empty slot holds nothing."""
     n = g[G_NMEMCG]
     batch = g[G_BATCH]
     for c in range(n):
         mc[F_ACC, c] = mc[F_HELD, c]
-    if g[G_MODEL] == M_PCSTOCK:
+    if g[G_MODEL] == M_PCSTOCK_V4:
+        batch -= 1
+    if g[G_MODEL] == M_PCSTOCK or g[G_MODEL] == M_PCSTOCK_V4:
         for m in range(n):
             for cpu in range(g[G_NCPUS]):
                 p = pcs[m, cpu]
@@ -137,6 +144,7 @@ def run_ops(g, mc, ev, sl, pcpu, pcs, rng, op, nested, cpu, dense, arg):
     """
     check = g[G_CHECK]
     pcstock = g[G_MODEL] == M_PCSTOCK
+    v4 = g[G_MODEL] == M_PCSTOCK_V4
     for k in range(op.shape[0]):
         o = op[k]
         c = cpu[k]
@@ -158,6 +166,10 @@ def run_ops(g, mc, ev, sl, pcpu, pcs, rng, op, nested, cpu, dense, arg):
                 mc[F_HELD, m] -= release
                 if pcstock:
                     pc_uncharge(g, mc, ev, pcs, m, release, c, nested[k])
+                elif v4:
+                    # mem_cgroup_sk_uncharge() and memcg_uncharge() after v4 4/5: the
+                    # plain page_counter_uncharge(), no stock touched
+                    uncharge_walk(g, mc, ev, m, release, c)
                 elif o == OP_UNCHARGE:
                     refill_stock(g, mc, ev, sl, pcpu, rng, m, release, c, nested[k])
                 else:
@@ -166,10 +178,12 @@ def run_ops(g, mc, ev, sl, pcpu, pcs, rng, op, nested, cpu, dense, arg):
         elif o == OP_CGROUP:
             _css_online(g, mc, ev, pcs, g[G_NMEMCG], m, a)
         elif o == OP_DRAIN_ALL:
-            drain_all_stock(g, mc, ev, sl, pcpu, pcs, m)
+            drain_all_stock(g, mc, ev, sl, pcpu, pcs, m, c)
         elif o == OP_CPU_DEAD:
             if pcstock:
                 pc_cpu_dead(g, mc, ev, pcs, c)
+            elif v4:
+                v4_cpu_dead(g, mc, ev, pcs, c)
             else:
                 drain_stock_fully(g, mc, ev, sl, pcpu, c)  # memcg_hotplug_cpu_dead(): no lock
         elif o == OP_SET_MAX:
@@ -177,7 +191,8 @@ def run_ops(g, mc, ev, sl, pcpu, pcs, rng, op, nested, cpu, dense, arg):
                 g[G_BUSY] += 1
         elif o == OP_OFFLINE:
             # mem_cgroup_css_offline(): drain_all_stock(), then (RFC 5/8) disable the stock
-            drain_all_stock(g, mc, ev, sl, pcpu, pcs, m)
+            # (the trace names no CPU for it: CPU 0, as the faithful port)
+            drain_all_stock(g, mc, ev, sl, pcpu, pcs, m, 0)
             if pcstock:
                 page_counter_disable_stock(g, mc, ev, pcs, m)
             mc[F_ONLINE, m] = 0

@@ -29,6 +29,7 @@ from memcglab.engine.state import (
     G_WALKS,
     G_WARN,
     M_PCSTOCK,
+    M_PCSTOCK_V4,
     M_SINGLE,
     S_CACHED,
     S_NR,
@@ -41,7 +42,7 @@ __all__ = ["contract_dict", "charge_events"]
 
 def _stocks(s: State, ids: list[int], slots: int) -> list:
     ncpus, model = int(s.g[G_NCPUS]), int(s.g[G_MODEL])
-    if model == M_PCSTOCK:
+    if model in (M_PCSTOCK, M_PCSTOCK_V4):
         n = int(s.g[G_NMEMCG])
         out = []
         for cpu in range(ncpus):

@@ -16,7 +16,8 @@ Compiled functions take these arrays as explicit arguments, never the tuple (see
   for NULL; ``S_NR``: ``nr_pages``; ``S_STAMP``: last use, ``multi-lru`` only);
   ``single`` uses one slot per CPU;
 * ``pcpu[P_*, cpu]``: per CPU, the scan bound ``P_HI`` and ``P_DRAIN_IDX``;
-* ``pcs[m, cpu]``: ``pcstock``, CPU ``cpu``'s stock of memcg ``m``'s counter;
+* ``pcs[m, cpu]``: ``pcstock`` and ``pcstock-v4``, CPU ``cpu``'s stock of memcg
+  ``m``'s counter;
 * ``ev[e, col]``: event ``e`` counts, columns ``0..cpus-1`` per CPU, then one per
   memcg (``cpus + m``);
 * ``rng``: the one-element splitmix64 state.
@@ -40,8 +41,8 @@ from memcglab.trace import PAGE_COUNTER_MAX
 __all__ = ["State", "new_state", "grow", "MODELS", "MODEL_CODES", "EV"]
 
 # Model codes, in the contract's order.
-M_SINGLE, M_MULTI, M_RR, M_LRU, M_FIX2, M_PCSTOCK = range(6)
-MODELS = ("single", "multi", "multi-rr", "multi-lru", "multi-fix2", "pcstock")
+M_SINGLE, M_MULTI, M_RR, M_LRU, M_FIX2, M_PCSTOCK, M_PCSTOCK_V4 = range(7)
+MODELS = ("single", "multi", "multi-rr", "multi-lru", "multi-fix2", "pcstock", "pcstock-v4")
 MODEL_CODES = {name: code for code, name in enumerate(MODELS)}
 
 # Indices into g.
@@ -102,7 +103,7 @@ def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity
     mc[F_ONLINE, 0] = 1
     # css_online of the root enables its stock too; it never holds pages (never charged).
     mc[F_PCBATCH, 0] = batch
-    if model == M_PCSTOCK:
+    if model in (M_PCSTOCK, M_PCSTOCK_V4):
         nslot = 1
     else:
         nslot = cpus * (1 if model == M_SINGLE else slots)
@@ -111,7 +112,8 @@ def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity
     return State(
         g=g, rng=np.array([seed], dtype=np.uint64), mc=mc, sl=sl,
         pcpu=np.zeros((2, cpus), dtype=np.int64),
-        pcs=np.zeros((cap, cpus) if model == M_PCSTOCK else (1, 1), dtype=np.int64),
+        pcs=np.zeros((cap, cpus) if model in (M_PCSTOCK, M_PCSTOCK_V4) else (1, 1),
+                     dtype=np.int64),
         ev=np.zeros((len(EV), cpus + cap if events else 1), dtype=np.int64),
     )
 
@@ -125,7 +127,7 @@ def grow(s: State, needed: int) -> State:
     mc = _memcg_block(new_cap)
     mc[:, :cap] = s.mc
     repl = {"mc": mc}
-    if int(s.g[G_MODEL]) == M_PCSTOCK:
+    if int(s.g[G_MODEL]) in (M_PCSTOCK, M_PCSTOCK_V4):
         pcs = np.zeros((new_cap, s.pcs.shape[1]), dtype=np.int64)
         pcs[:cap] = s.pcs
         repl["pcs"] = pcs

@@ -73,8 +73,52 @@ def test_event_totals_agree_with_the_contract_counters(model):
             + totals["miss_bypass"] >= charges
         if model != "multi-lru":
             assert totals["lru_writes"] == 0
-        if model == "pcstock":
+        if model in ("pcstock", "pcstock-v4"):
             assert totals["css_ref_ops"] == 0 and totals["evictions"] == 0
+        if model == "pcstock-v4":  # no lock and no size cap: never a bypass
+            assert totals["miss_bypass"] == 0
+            assert totals["slots_scanned"] == totals["stock_hits"] + totals["miss_absent"] \
+                + totals["miss_short"]
+
+
+def test_hand_worked_pcstock_v4_events():
+    # cpu 0: 3 pages (empty stock: absent; a 2-level walk of 64, 61 stocked), 3 pages
+    # (a hit), 70 pages (58 left: short; one walk of 70). cpu 1: uncharge 6 (a walk,
+    # whose two levels cpu 0 wrote last). drain_all from cpu 1: cpu 0's 58 pages are
+    # taken by atomic_xchg on cpu 1 (one drain and one walk, counted on cpu 1).
+    t = parse_text("memcglab-trace 1\ncpus 2\ncgroup 1 0\ncharge 0 1 3\ncharge 0 1 3\n"
+                   "charge 0 1 70\nuncharge 1 1 6\ndrain_all 1 1\n")
+    r, ev = replay_compiled(t, "pcstock-v4", events=True)
+    cpu = {n: ev.per_cpu[n].tolist() for n in EVENT_NAMES}
+    assert cpu["slots_scanned"] == [3, 0] and cpu["stock_hits"] == [1, 0]
+    assert cpu["miss_absent"] == [1, 0] and cpu["miss_short"] == [1, 0]
+    assert cpu["walks"] == [2, 2] and cpu["walk_levels"] == [4, 4]
+    assert cpu["drains"] == [0, 1] and cpu["usage_transfers"] == [0, 2]
+    assert ev.per_memcg["walks"].tolist() == [0, 4]
+    assert r["counters"] == {"walks": 4, "stock_hits": 1, "evictions": 0}
+    assert r["stocks"] == [{}, {}] and r["memcgs"]["1"]["usage"] == 70
+
+
+@pytest.mark.parametrize("model", ["pcstock", "pcstock-v4"])
+def test_per_memcg_walks_and_drains_agree_with_the_faithful_event_log(model):
+    # The faithful port logs each walk with its memcg and each drained stock: the
+    # engine's per-memcg counts must be the same numbers.
+    from memcglab.kernel.observer import Observer
+    from memcglab.replay import replay
+
+    for number in range(40):
+        trace = random_trace(number, batch=8, bursts=True)
+        obs = Observer(log=[])
+        replay(trace, model, batch=8, observer=obs)
+        _, ev = replay_compiled(trace, model, batch=8, events=True)
+        ids = ev.memcg_ids.tolist()
+        walked = [sum(1 for e in obs.log if e[0] == "walk" and e[1] == i) for i in ids]
+        assert ev.per_memcg["walks"].tolist() == walked, number
+        if model == "pcstock-v4":
+            drained = [sum(1 for e in obs.log if e[0] == "drain" and e[2] == i) for i in ids]
+            assert ev.per_memcg["drains"].tolist() == drained, number
+            hits = [sum(1 for e in obs.log if e[0] == "hit" and e[2] == i) for i in ids]
+            assert ev.per_memcg["stock_hits"].tolist() == hits, number
 
 
 def test_events_need_events_true():

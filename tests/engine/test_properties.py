@@ -32,11 +32,10 @@ from memcglab.trace import (
     Trace,
 )
 
-from .tracegen import random_trace, without_nested
+from .tracegen import MODELS, random_trace, without_nested
 
 pytestmark = pytest.mark.slow
 
-MODELS = ("single", "multi", "multi-rr", "multi-lru", "multi-fix2", "pcstock")
 NR = st.one_of(st.integers(1, 8), st.integers(1, 140), st.integers(1, 2**32 - 1))
 
 

@@ -27,6 +27,9 @@ from memcglab.trace import (
     Trace,
 )
 
+#: every model of the replay contract, in the contract's order
+MODELS = ("single", "multi", "multi-rr", "multi-lru", "multi-fix2", "pcstock", "pcstock-v4")
+
 _KINDS = (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT, OP_CGROUP, OP_DRAIN_ALL, OP_CPU_DEAD,
           OP_SET_MAX, OP_OFFLINE)
 _WEIGHTS = np.array([34, 22, 8, 7, 5, 5, 6, 4], dtype=float)
@@ -43,8 +46,12 @@ def _nr(rng: np.random.Generator, batch: int) -> int:
 
 
 def random_trace(seed: int, n_ops: int | None = None, batch: int = 64,
-                 nested: bool = True) -> Trace:
-    """A valid trace of about ``n_ops`` operations (random length 10-60 by default)."""
+                 nested: bool = True, bursts: bool = False) -> Trace:
+    """A valid trace of about ``n_ops`` operations (random length 10-60 by default).
+
+    ``bursts`` repeats some small charges on the same CPU and memcg (2-5 in a row),
+    so that per-counter stocks (``pcstock``, ``pcstock-v4``) are hit and emptied.
+    """
     rng = np.random.default_rng(seed)
     cpus = int(rng.integers(1, 5))
     n_ops = int(rng.integers(10, 61)) if n_ops is None else n_ops
@@ -83,6 +90,10 @@ def random_trace(seed: int, n_ops: int | None = None, batch: int = 64,
         m = int(rng.choice(live))
         if kind == OP_CHARGE:
             rows.append((kind, nest, cpu, m, -1, _nr(rng, batch)))
+            if bursts and rng.random() < 0.3:
+                for _ in range(int(rng.integers(1, 5))):
+                    rows.append((kind, nested and rng.random() < 0.15, cpu, m, -1,
+                                 int(rng.integers(1, max(2, batch // 2) + 1))))
         elif kind in (OP_UNCHARGE, OP_UNCHARGE_DIRECT):
             target = 0 if rng.random() < 0.05 else m
             rows.append((kind, nest, cpu, target, -1, _nr(rng, batch)))
