@@ -70,7 +70,8 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=36)
     ap.add_argument("--messages", type=int, default=2_000_000)
     ap.add_argument("--slots", type=int, default=7)
-    ap.add_argument("--models", default="multi", help="comma-separated replay models")
+    ap.add_argument("--models", default="multi,pcstock,pcstock-v4",
+                    help="comma-separated replay models")
     ap.add_argument("--faithful-ops", type=int, default=100_000)
     ap.add_argument("--stream-ops", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)

@@ -6,9 +6,11 @@ its whole retry loop, ``memcg_uncharge``, ``mem_cgroup_margin``,
 ``__memcg_memory_event``, ``mem_cgroup_oom`` as far as a charge sees it, and the css
 lifecycle as far as stocks go. The per-CPU stock of each era lives in its own module
 (:mod:`memcglab.kernel.memcg_stock_single`, :mod:`~memcglab.kernel.memcg_stock_multi`,
-:mod:`~memcglab.kernel.memcg_stock_pcstock`); each subclasses :class:`MemcgCharge`
+:mod:`~memcglab.kernel.memcg_stock_pcstock`,
+:mod:`~memcglab.kernel.memcg_stock_pcstock_v4`); each subclasses :class:`MemcgCharge`
 and provides ``consume_stock``, ``refill_stock``, ``drain_all_stock`` and
-``memcg_hotplug_cpu_dead``.
+``memcg_hotplug_cpu_dead``; v4 also replaces ``try_charge_memcg``'s first charge
+attempt and keeps its retry tail (:meth:`MemcgCharge.reclaim_retry`).
 
 The machine the replay contract describes: cgroup v2 (no memsw), gfp
 ``GFP_KERNEL``, reclaim that frees nothing, a memcg OOM killer that makes no
