@@ -2,11 +2,12 @@
 
 Not a test. Run from the repository root:
 
-    python benchmarks/replay_speed.py [--ops 1000000] [--cpus 8] [--memcgs 32]
+    python benchmarks/replay_speed.py [--ops 1000000] [--cpus 8] [--memcgs 32] [--models M,..]
 
 The trace is a multi-tenant charge/uncharge mix (charges on one CPU, releases on
 any CPU, memcgs chosen uniformly, 1-16 pages), generated once and replayed through
-every model; the time excludes generation.
+every model (``--models`` picks some, e.g. ``pcstock,pcstock-v4``); the time excludes
+generation.
 """
 
 from __future__ import annotations
@@ -48,11 +49,17 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=1_000_000)
     parser.add_argument("--cpus", type=int, default=8)
     parser.add_argument("--memcgs", type=int, default=32)
+    parser.add_argument("--models", default=",".join(MODEL_NAMES),
+                        help="comma-separated replay models (default: all)")
     args = parser.parse_args()
+    models = args.models.split(",")
+    for model in models:
+        if model not in MODEL_NAMES:
+            parser.error(f"--models: {model!r} is unknown; valid: {', '.join(MODEL_NAMES)}")
     trace = generate(args.ops, args.cpus, args.memcgs)
     print(f"trace: {len(trace.ops):,} operations, {args.cpus} CPUs, {args.memcgs} memcgs")
     print(f"{'model':<12} {'seconds':>8} {'ops/s':>12}")
-    for model in MODEL_NAMES:
+    for model in models:
         r = Replayer(trace.cpus, model)
         start = time.perf_counter()
         r.run(trace)
