@@ -68,21 +68,76 @@ static void warm(double ms)
 		;
 }
 
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * Times a loop in laps (batches of operations) with the TSC. The median lap is kept,
+ * so a lap in which the thread was preempted (a busy or virtual machine) does not
+ * count; ticks become ns at the TSC rate measured over the same run.
+ */
+struct timer {
+	uint64_t *ticks, c0, prev;
+	long k;
+	double t0;
+};
+
+static void timer_start(struct timer *t, long laps)
+{
+	t->ticks = malloc((laps > 0 ? laps : 1) * sizeof(*t->ticks));
+	if (!t->ticks)
+		die("malloc", ENOMEM);
+	t->k = 0;
+	t->t0 = now_ns();
+	t->c0 = t->prev = __rdtsc();
+}
+
+static inline void timer_lap(struct timer *t)
+{
+	uint64_t now = __rdtsc();
+
+	t->ticks[t->k++] = now - t->prev;
+	t->prev = now;
+}
+
+/* ns of the median lap, and the TSC rate in GHz through *tsc_ghz when not NULL */
+static double timer_median_ns(struct timer *t, double *tsc_ghz)
+{
+	double ticks_per_ns = (__rdtsc() - t->c0) / (now_ns() - t->t0);
+	double med;
+
+	qsort(t->ticks, t->k, sizeof(*t->ticks), cmp_u64);
+	med = t->ticks[t->k / 2] / ticks_per_ns;
+	free(t->ticks);
+	if (tsc_ghz)
+		*tsc_ghz = ticks_per_ns;
+	return med;
+}
+
+#define LAP 1024 /* operations per lap: the TSC read costs under 0.1 cycle per operation */
+
 static void clock_probe(int reps)
 {
 	warm(50);
 	for (int r = 0; r < reps; r++) {
-		const long loops = 1L << 17; /* 4 Mi dependent adds */
+		const long laps = 128; /* 4 Mi dependent adds */
+		struct timer t;
 		uint64_t v = 0;
-		double t0 = now_ns();
-		uint64_t c0 = __rdtsc();
+		double tsc_ghz;
 
-		for (long i = 0; i < loops; i++)
-			asm volatile(ADD32 : "+r"(v));
-		uint64_t c1 = __rdtsc();
-		double t1 = now_ns();
+		timer_start(&t, laps);
+		for (long k = 0; k < laps; k++) {
+			for (int i = 0; i < LAP; i++)
+				asm volatile(ADD32 : "+r"(v));
+			timer_lap(&t);
+		}
+		double ns = timer_median_ns(&t, &tsc_ghz);
 
-		printf("clock %d %.6f %.6f\n", r, loops * 32.0 / (t1 - t0), (c1 - c0) / (t1 - t0));
+		printf("clock %d %.6f %.6f\n", r, LAP * 32.0 / ns, tsc_ghz);
 		fflush(stdout);
 	}
 }
@@ -94,30 +149,31 @@ static double l1_chase(long iters)
 	static void *ring[N * 8] __attribute__((aligned(4096)));
 	int order[N];
 	void **p;
+	struct timer t;
 
 	for (int i = 0; i < N; i++)
 		order[i] = i;
 	for (int i = N - 1; i > 0; i--) {
-		int j = rand() % (i + 1), t = order[i];
+		int j = rand() % (i + 1), x = order[i];
 
 		order[i] = order[j];
-		order[j] = t;
+		order[j] = x;
 	}
 	for (int i = 0; i < N; i++)
 		ring[order[i] * 8] = &ring[order[(i + 1) % N] * 8];
 	p = ring[order[0] * 8];
 	for (long i = 0; i < iters; i++) /* warm */
 		p = *p;
-	double t0 = now_ns();
-
-	for (long i = 0; i < iters; i += 8) {
-		p = *p; p = *p; p = *p; p = *p;
-		p = *p; p = *p; p = *p; p = *p;
+	timer_start(&t, iters / LAP);
+	for (long k = 0; k < iters / LAP; k++) {
+		for (int i = 0; i < LAP; i += 8) {
+			p = *p; p = *p; p = *p; p = *p;
+			p = *p; p = *p; p = *p; p = *p;
+		}
+		timer_lap(&t);
 	}
-	double t1 = now_ns();
-
 	asm volatile("" : : "r"(p));
-	return (t1 - t0) / iters;
+	return timer_median_ns(&t, NULL) / LAP;
 }
 
 static uint64_t local_line[LINE / 8] __attribute__((aligned(LINE)));
@@ -130,22 +186,30 @@ static uint64_t local_line[LINE / 8] __attribute__((aligned(LINE)));
 /* A non-atomic add to a line in L1: each one reads what the previous one stored. */
 static double local_rmw(long iters)
 {
-	double t0 = now_ns();
+	struct timer t;
 
-	for (long i = 0; i < iters; i += 8)
-		asm volatile(RMW8 : "+m"(local_line[0]));
-	return (now_ns() - t0) / iters;
+	timer_start(&t, iters / LAP);
+	for (long k = 0; k < iters / LAP; k++) {
+		for (int i = 0; i < LAP; i += 8)
+			asm volatile(RMW8 : "+m"(local_line[0]));
+		timer_lap(&t);
+	}
+	return timer_median_ns(&t, NULL) / LAP;
 }
 
 /* LOCK XADD on a line in L1, each one adding the value the previous one returned. */
 static double local_atomic(long iters)
 {
+	struct timer t;
 	uint64_t v = 1;
-	double t0 = now_ns();
 
-	for (long i = 0; i < iters; i += 8)
-		asm volatile(XADD8 : "+r"(v), "+m"(local_line[0]) : : "memory");
-	return (now_ns() - t0) / iters;
+	timer_start(&t, iters / LAP);
+	for (long k = 0; k < iters / LAP; k++) {
+		for (int i = 0; i < LAP; i += 8)
+			asm volatile(XADD8 : "+r"(v), "+m"(local_line[0]) : : "memory");
+		timer_lap(&t);
+	}
+	return timer_median_ns(&t, NULL) / LAP;
 }
 
 static void local_probe(int cpu, long iters, int reps)
@@ -186,13 +250,6 @@ static void *pong(void *arg)
 }
 
 #define BATCH 16 /* round trips per timed batch */
-
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return (a > b) - (a < b);
-}
 
 /*
  * One-way latency between CPUs a and b: a round trip of the shared line, halved.
