@@ -219,7 +219,7 @@ def test_equals_form_and_last_occurrence_wins(replay_cli):
     assert obj["stocks"][0][0] == [1, 17]  # batch 20: a 3-page charge stocks 17
 
 
-@pytest.mark.parametrize("model", ["single", "pcstock"])
+@pytest.mark.parametrize("model", ["single", "pcstock", "pcstock-v4"])
 def test_single_and_pcstock_ignore_slots(replay_cli, model):
     text = STOCKED + "charge 0 1 70\ncharge 2 2 1\ncharge 2 1 1\ncpu_dead 0\n"
     one = replay_cli(text, "--model", model, "--slots", "1").json
@@ -239,6 +239,7 @@ def test_seed_selects_the_victim_stream(replay_cli):
 @pytest.mark.parametrize(("model", "batch"), [
     *((m, "127") for m in MODEL_NAMES),
     ("single", "128"), ("pcstock", "128"), ("single", "524287"), ("pcstock", "524287"),
+    ("pcstock-v4", "128"), ("pcstock-v4", "524287"),
     *((m, "1") for m in MODEL_NAMES),
 ])
 def test_batches_accepted(replay_cli, model, batch):
