@@ -36,7 +36,8 @@ touch the socket reserve, and on which CPU:
   ``sctp_skb_set_owner_r`` charges ``rmem_len`` = data + ``sizeof(struct
   sk_buff)``; ``sctp_sock_rfree`` releases it on ``recvmsg``.
 
-Modelling choices: the byte sizes are estimates for x86-64 (:data:`TRUESIZE`); a
+Modelling choices: the byte sizes are estimates for x86-64 (:data:`TRUESIZE`); an
+SCTP message is one DATA chunk (below the association's ``frag_point``); a
 transaction's steps happen together, instances interleave at random (equal counts);
 each task migrates, with probability ``migration_rate`` per transaction of its
 instance, to a uniformly random other CPU (after which the two ends may share a
@@ -93,11 +94,15 @@ SERVERS = {
     "instance": "each netserver child in its instance's memcg (both ends in one container)",
     "shared": "every server socket in one memcg of its own (one netserver daemon)",
 }
-#: skb->truesize less the payload, bytes, x86-64 (SKB_TRUESIZE: the head buffer
-#: plus SKB_DATA_ALIGN(sizeof(struct sk_buff)) = 256 and of skb_shared_info = 320).
-#: TCP: alloc_skb_fclone(MAX_TCP_HEADER = 320) lands in kmalloc-1k, so 704 + 576.
-#: UDP and SCTP: a small linear skb from the 640-byte small-head cache, 320 + 576.
-TRUESIZE = {"tcp": 1280, "udp": 896, "sctp": 896}
+#: skb->truesize less the payload, bytes, x86-64: SKB_TRUESIZE(320) = 320 + 256 + 320,
+#: a head from skb_small_head_cache (SKB_HEAD_ALIGN(MAX_TCP_HEADER) = 640 bytes, of
+#: which 320 are skb_shared_info) plus SKB_DATA_ALIGN(sizeof(struct sk_buff)). TCP:
+#: tcp_stream_alloc_skb sets truesize = SKB_TRUESIZE(skb_end_offset) of its
+#: alloc_skb_fclone(MAX_TCP_HEADER) head, and the payload is copied into page frags
+#: (truesize += copy). UDP (sock_alloc_send_skb) and SCTP (_sctp_make_chunk) build
+#: small linear skbs from the same cache. An estimate: heads past ~300 bytes of
+#: payload come from kmalloc and round up to a power of two, which is not modelled.
+TRUESIZE = {"tcp": 896, "udp": 896, "sctp": 896}
 SCTP_DATA_HEADER = 16  # sizeof(struct sctp_data_chunk): the DATA chunk length's overhead
 SK_BUFF_SIZE = 232  # sizeof(struct sk_buff), x86-64: in SCTP's rmem_len
 #: net.core.rmem_default (212992) >> 2: udp_lib_init_sock's forward_threshold
