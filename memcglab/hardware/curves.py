@@ -47,6 +47,8 @@ class Curve:
         ...       "triangular", "example").prior_at(100).typical
         8.0
         """
+        if not x >= 1:
+            raise ValueError(f"{self.name}: x={x!r}: must be >= 1 ({CURVES[self.name][0]})")
         lx = np.log(np.asarray(self.x, dtype=float))
         v = [float(np.interp(np.log(x), lx, np.asarray(a))) for a in
              (self.low, self.typical, self.high)]

@@ -49,6 +49,8 @@ static void pin_self(int cpu)
 	cpu_set_t set;
 	int err;
 
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		die("pthread_setaffinity_np", EINVAL);
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
