@@ -5,9 +5,10 @@ default parameters (plus ``quick=True`` with ``--quick``) through papermill, one
 of :func:`memcglab.sweep.runner.execute_run` each (kernel ``python3``, a time limit per
 notebook), and writes into ``--out``::
 
-    OUT/report.md, OUT/report.html   every published claim first, then each study
+    OUT/report.md, OUT/report.html   exact counts, then every published claim, then each study
     OUT/results.parquet              one row per notebook: its sidecar scalars
-    OUT/claims.parquet               one row per claim
+    OUT/counts.parquet               one row per count (memcglab.report.counts_table)
+    OUT/claims.parquet               one row per claim (memcglab.report.claims_table)
     OUT/NN_name/                     the executed notebook, result.json, run.json, PNGs
 
 Everything is built in a staging directory inside ``OUT`` and moved into place
@@ -183,9 +184,7 @@ def _execute(notebooks: list[Path], stage: Path, quick: bool, timeout: float, wo
 
 def _write_outputs(stage: Path, notebooks: list[Path], records: list[dict[str, Any]],
                    run_info: dict[str, Any]) -> None:
-    import pyarrow as pa
-
-    from memcglab.report import collect, render_html, render_markdown
+    from memcglab.report import claims_table, collect, counts_table, render_html, render_markdown
     from memcglab.results import atomic_write, write_parquet_atomic
     from memcglab.sweep.runner import NOTEBOOK_FILE
     from memcglab.sweep.table import build_table
@@ -198,11 +197,8 @@ def _write_outputs(stage: Path, notebooks: list[Path], records: list[dict[str, A
             os.replace(d / NOTEBOOK_FILE, d / nb.name)
         studies.append(collect(d, nb.stem, nb, rec, nb.name))
     write_parquet_atomic(stage / "results.parquet", build_table(records, ["quick"], {}))
-    claims = [{"notebook": s.stem, **c} for s in studies for c in s.claims]
-    cols = ["notebook", "claim", "published", "simulated", "verdict"]
-    write_parquet_atomic(stage / "claims.parquet",
-                         pa.table({c: [r[c] for r in claims] for c in cols},
-                                  schema=pa.schema([(c, pa.string()) for c in cols])))
+    write_parquet_atomic(stage / "claims.parquet", claims_table(studies))
+    write_parquet_atomic(stage / "counts.parquet", counts_table(studies))
     md = render_markdown(studies, run_info)
     atomic_write(stage / "report.md", lambda f: f.write(md.encode()))
     page = render_html(md)
@@ -254,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
         _write_outputs(stage, notebooks, records, info)
         _readable(stage)
         _commit(stage, args.out, [nb.stem for nb in notebooks] + [
-            "results.parquet", "claims.parquet", "report.md", "report.html"])
+            "results.parquet", "counts.parquet", "claims.parquet", "report.md", "report.html"])
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     failed = [r for r in records if r.get("status") != "ok"]

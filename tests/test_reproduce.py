@@ -12,17 +12,29 @@ import pandas as pd
 import pytest
 
 from memcglab.cli import main
+from memcglab.report import CLAIMS_HEADING, COUNTS_HEADING, claim_cells
 from memcglab.reproduce import NOTEBOOKS_DIR, discover
-from memcglab.studies import claims_json, read_claims
+from memcglab.studies import (
+    CLAIM_COLUMNS,
+    COUNT_KEYS,
+    claim_row,
+    claims_json,
+    count_row,
+    counts_json,
+    read_claims,
+    read_counts,
+)
 
 PRESENT, MISSING = discover(NOTEBOOKS_DIR)
-TABLE_HEAD = "| study | claim | published | simulated | verdict |"
+TABLE_HEAD = ("| study | claim | published | simulated | 90% interval | P(holds) "
+              "| driver (S_T) | break-even | verdict |")
 
 
-def first_table(markdown: str) -> list[str]:
-    """The lines of the first Markdown table in ``markdown``."""
+def first_table(markdown: str, heading: str = CLAIMS_HEADING) -> list[str]:
+    """The lines of the first Markdown table after ``heading`` in ``markdown``."""
     lines = markdown.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    after = lines.index(heading)
+    start = next(i for i, line in enumerate(lines) if i > after and line.startswith("|"))
     end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")),
                len(lines))
     return lines[start:end]
@@ -42,18 +54,21 @@ def test_every_present_notebook_runs(quick_reproduce):
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left
 
 
-def test_the_first_table_lists_every_claim_of_every_sidecar(quick_reproduce):
+def test_counts_come_first_then_the_claims_table_lists_every_claim(quick_reproduce):
     _, out = quick_reproduce
     report = (out / "report.md").read_text()
+    assert report.index(COUNTS_HEADING) < report.index(CLAIMS_HEADING)
     table = first_table(report)
     assert table[0] == TABLE_HEAD
-    expected = [(nb.stem[:2], c) for nb in PRESENT for c in read_claims(out / nb.stem)]
+    expected = [(nb.stem, c) for nb in PRESENT for c in read_claims(out / nb.stem)]
     assert len(table) - 2 == len(expected) > 0
-    for row, (study, claim) in zip(table[2:], expected, strict=True):
+    for row, (stem, claim) in zip(table[2:], expected, strict=True):
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
-        assert cells[0] == study
-        assert cells[1:] == [" ".join(claim[k].split()).replace("|", "\\|")
-                             for k in ("claim", "published", "simulated", "verdict")]
+        assert cells[0] == stem[:2]
+        assert cells == [" ".join(v.split()).replace("|", "\\|")
+                         for v in claim_cells(stem, claim)]
+        assert cells[1:4] == [" ".join(claim[k].split()).replace("|", "\\|")
+                              for k in ("claim", "published", "simulated")]
 
 
 def test_parquet_tables_have_one_row_per_notebook_and_per_claim(quick_reproduce):
@@ -62,14 +77,18 @@ def test_parquet_tables_have_one_row_per_notebook_and_per_claim(quick_reproduce)
     assert results["notebook"].tolist() == [nb.name for nb in PRESENT]
     assert (results["status"] == "ok").all() and results["quick"].all()
     claims = pd.read_parquet(out / "claims.parquet")
+    assert claims.columns.tolist() == ["notebook", *CLAIM_COLUMNS]
     assert len(claims) == sum(len(read_claims(out / nb.stem)) for nb in PRESENT)
     assert set(claims["notebook"]) <= {nb.stem for nb in PRESENT}
+    counts = pd.read_parquet(out / "counts.parquet")
+    assert counts.columns.tolist() == ["notebook", *COUNT_KEYS]
+    assert len(counts) == sum(len(read_counts(out / nb.stem)) for nb in PRESENT)
 
 
 def test_every_figure_is_in_the_report_and_every_link_resolves(quick_reproduce):
     _, out = quick_reproduce
     report = (out / "report.md").read_text()
-    linked = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report)
+    linked = re.findall(r"!\[(?:\\.|[^\]\\])*\]\(([^)]+)\)", report)  # alt may escape ]
     pngs = sorted(str(p.relative_to(out)) for p in out.glob("0*/*.png"))
     assert pngs and sorted(linked) == pngs
     for nb in PRESENT:
@@ -85,7 +104,8 @@ def test_outputs_are_readable_like_ordinary_files(quick_reproduce):
     _, out = quick_reproduce
     umask = os.umask(0)
     os.umask(umask)
-    for path in (out / "report.md", out / "results.parquet", *out.glob("0*/*.png")):
+    for path in (out / "report.md", out / "results.parquet", out / "counts.parquet",
+                 *out.glob("0*/*.png")):
         assert path.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
@@ -133,9 +153,15 @@ def test_a_directory_without_notebooks_is_refused(tmp_path, capsys):
 # -- missing notebooks are named; a second run replaces the first --------------------
 
 
+TINY_CLAIMS = [claim_row("tiny", "1", "1", "reproduced"),
+               claim_row("tiny price", "2%", "+1.8%", "undetermined", estimate=1.8, low=-0.1,
+                         high=4.9, unit="%", p_holds=0.83, driver="percpu_rmw", driver_st=0.93,
+                         break_even="percpu_rmw = 0.45 cycles")]
+TINY_COUNTS = [count_row("04", "walks per 1000 charges", "multi, 7 slots", 92.6, "exact")]
+
+
 def _tiny_notebook(path: Path) -> None:
-    claim = claims_json([{"claim": "tiny", "published": "1", "simulated": "1",
-                          "verdict": "reproduced"}])
+    claim, counts = claims_json(TINY_CLAIMS), counts_json(TINY_COUNTS)
     params = nbformat.v4.new_code_cell('quick: bool = False  # CI size\n'
                                        'output_dir: str = ""  # where results go')
     params.metadata["tags"] = ["parameters"]
@@ -144,7 +170,7 @@ def _tiny_notebook(path: Path) -> None:
         nbformat.v4.new_code_cell(
             "from memcglab.sweep import record_result\n"
             f"record_result(output_dir, {{'quick': quick, 'conclusion': 'All **fine**.', "
-            f"'claims': {claim!r}}})")])
+            f"'claims': {claim!r}, 'counts': {counts!r}}})")])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     nbformat.write(nb, path)
@@ -159,10 +185,23 @@ def test_missing_notebooks_are_named_and_a_rerun_replaces_the_old_results(tmp_pa
     assert "missing notebooks 01, 02, 03, 05" in capsys.readouterr().err
     report = (out / "report.md").read_text()
     assert "missing: 01, 02, 03, 05" in report and "All **fine**." in report
-    assert first_table(report)[2] == "| 04 | tiny | 1 | 1 | reproduced |"
+    assert first_table(report)[2:] == [
+        "| 04 | tiny | 1 | 1 | — | — | — | — | reproduced |",
+        "| 04 | tiny price | 2% | +1.8% | +1.8% [−0.1, +4.9] | P=0.83 | percpu_rmw (S_T 0.93) "
+        "| percpu_rmw = 0.45 cycles | undetermined |"]
+    assert first_table(report, COUNTS_HEADING)[2:] == [
+        "| 04 | walks per 1000 charges | multi, 7 slots | 92.6 | exact |"]
+    claims = pd.read_parquet(out / "claims.parquet")
+    assert claims["kind"].tolist() == ["structural", "priced"]
+    assert claims.loc[1, ["low", "high", "p_holds", "driver_st"]].tolist() == [-0.1, 4.9, 0.83,
+                                                                                0.93]
+    assert claims.loc[1, "break_even"] == "percpu_rmw = 0.45 cycles"
+    assert pd.read_parquet(out / "counts.parquet").to_dict("records") == [
+        {"notebook": "04_tiny", **TINY_COUNTS[0]}]
     (out / "04_tiny" / "stale.txt").write_text("from an older run")
     assert main(argv) == 0
     assert not (out / "04_tiny" / "stale.txt").exists()
     assert json.loads((out / "04_tiny" / "result.json").read_text())["quick"] is False
     assert sorted(p.name for p in out.iterdir()) == [
-        "04_tiny", "claims.parquet", "report.html", "report.md", "results.parquet"]
+        "04_tiny", "claims.parquet", "counts.parquet", "report.html", "report.md",
+        "results.parquet"]

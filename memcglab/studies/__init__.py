@@ -96,9 +96,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CLAIM_COLUMNS", "CLAIM_KEYS", "COUNT_KEYS", "KINDS", "PRICED_KEYS",
-           "PRICED_REQUIRED", "check_claims", "check_counts", "claim_kind", "claim_row",
-           "claims_json", "count_row", "counts_json", "read_claims", "read_counts"]
+__all__ = ["CLAIM_COLUMNS", "CLAIM_KEYS", "CLAIM_NUMBERS", "COUNT_KEYS", "KINDS",
+           "PRICED_KEYS", "PRICED_REQUIRED", "check_claims", "check_counts", "claim_kind",
+           "claim_row", "claims_json", "count_row", "counts_json", "read_claims", "read_counts"]
 
 #: the keys every claim row has
 CLAIM_KEYS: tuple[str, ...] = ("claim", "published", "simulated", "verdict")
@@ -116,7 +116,8 @@ KINDS: tuple[str, ...] = ("priced", "structural", "count-derived")
 #: the keys of every count row, in report and ``counts.parquet`` column order
 COUNT_KEYS: tuple[str, ...] = ("study", "quantity", "configuration", "value", "note")
 
-_FLOATS = ("estimate", "low", "high", "p_holds", "driver_st")
+#: the claim keys whose values are floats (the rest are str)
+CLAIM_NUMBERS: tuple[str, ...] = ("estimate", "low", "high", "p_holds", "driver_st")
 _UNIT_INTERVAL = ("p_holds", "driver_st")
 
 
@@ -162,7 +163,7 @@ def _check_claim(i: int, row: Mapping[str, Any]) -> dict[str, Any]:
         if key not in given:
             continue
         value = given[key]
-        if key in _FLOATS:
+        if key in CLAIM_NUMBERS:
             value = _number(what, key, value)
             if key in _UNIT_INTERVAL and not 0.0 <= value <= 1.0:
                 raise ValueError(f"{what} field {key}={value!r}: must be in [0, 1]")
