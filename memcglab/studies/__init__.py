@@ -47,8 +47,9 @@ percent of a benchmark) carries them, a structural or count-derived one does not
     the probability that the published claim holds under those priors;
 ``driver`` (str, required when priced)
     the input with the largest total Sobol index (``"percpu_rmw"``);
-``driver_st`` (float in [0, 1], optional)
-    that total Sobol index;
+``driver_st`` (float, optional)
+    that total Sobol index, as estimated: it belongs in [0, 1], but an estimator's
+    sampling noise can put it a little outside, so any finite value is kept;
 ``break_even`` (str, optional)
     where the conclusion flips, with the parameter and its unit
     (``"percpu_rmw = 0.45 cycles"``), or ``"none in prior range"``.
@@ -118,7 +119,7 @@ COUNT_KEYS: tuple[str, ...] = ("study", "quantity", "configuration", "value", "n
 
 #: the claim keys whose values are floats (the rest are str)
 CLAIM_NUMBERS: tuple[str, ...] = ("estimate", "low", "high", "p_holds", "driver_st")
-_UNIT_INTERVAL = ("p_holds", "driver_st")
+_UNIT_INTERVAL = ("p_holds",)
 
 
 def _text(what: str, key: str, value: Any, empty: bool = False) -> str:

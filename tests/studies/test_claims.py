@@ -90,7 +90,7 @@ def test_numbers_become_plain_floats_and_none_means_absent():
     ({**PRICE, "high": math.inf}, "field high=inf: must be a finite number"),
     ({**PRICE, "estimate": True}, "field estimate=True: must be a finite number"),
     ({**PRICE, "p_holds": 1.2}, r"field p_holds=1.2: must be in \[0, 1\]"),
-    ({**PRICE, "driver_st": -0.01}, r"field driver_st=-0.01: must be in \[0, 1\]"),
+    ({**PRICE, "driver_st": math.nan}, "field driver_st=nan: must be a finite number"),
     ({**PRICE, "driver": ""}, "field driver='': must be a non-empty str"),
     ({**PRICE, "unit": None}, "is priced but lacks unit; a priced claim needs low, high"),
     ({"low": 1.0}, "is priced but lacks high, unit, p_holds, driver"),
@@ -103,6 +103,11 @@ def test_bad_rows_are_named(change, match):
     row = {"claim": "c", "published": "p", "simulated": "s", "verdict": "v", **change}
     with pytest.raises(ValueError, match=match):
         check_claims([row])
+
+
+def test_a_total_sobol_index_a_little_outside_0_1_is_kept_as_estimated():
+    row = claim_row("c", "p", "s", "v", **PRICE, driver_st=1.03)
+    assert row["driver_st"] == 1.03
 
 
 def test_a_non_dict_row_is_named():
