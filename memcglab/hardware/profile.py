@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from memcglab.cost import CostParams
 from memcglab.hardware import tomlio
 from memcglab.hardware.curves import Curve, curve_from_table
@@ -40,6 +42,7 @@ from memcglab.hardware.schema import (
     prior_to_table,
     text,
 )
+from memcglab.resources import data_dir
 from memcglab.uncertainty.priors import Prior
 
 __all__ = ["MachineProfile", "hardware_dir", "load_priors", "load_curves",
@@ -51,12 +54,8 @@ _WHICH = ("low", "typical", "high")
 
 
 def hardware_dir() -> Path:
-    """``data/hardware``: from ``memcglab.resources`` when present, else beside the package."""
-    try:
-        from memcglab.resources import data_dir  # another module may provide the lookup
-    except ImportError:
-        return Path(__file__).resolve().parents[2] / "data" / "hardware"
-    return Path(data_dir()) / "hardware"
+    """``data/hardware``, installed or in a checkout (:func:`memcglab.resources.data_dir`)."""
+    return data_dir() / "hardware"
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -136,6 +135,17 @@ class MachineProfile:
             raise ValueError(f"which={which!r}: must be one of {', '.join(_WHICH)}")
         return CostParams(**{n: float(getattr(self.priors[n], which))
                              for n in CostParams.names()})
+
+    def table(self) -> pd.DataFrame:
+        """One row per prior: parameter, unit, low, typical, high, shape, source, overridden.
+
+        >>> float(load_profile("generic-x86-64").table().loc["c2c_transfer", "typical"])
+        150.0
+        """
+        rows = [{"parameter": n, "unit": p.unit, "low": p.low, "typical": p.typical,
+                 "high": p.high, "shape": p.shape, "source": p.source,
+                 "overridden": n in self.overrides} for n, p in self.priors.items()]
+        return pd.DataFrame(rows).set_index("parameter")
 
     def with_priors(self, priors: Mapping[str, Prior],
                     curves: Mapping[str, Curve] | None = None) -> MachineProfile:
