@@ -13,36 +13,55 @@ study lays the stock at (:func:`placement_address`).
 (:func:`memcglab.layout.percpu.slot_table`).
 
 **Seed 004.** The stress-ng mremap stressor's struct mem_cgroup accesses
-(:func:`memcglab.workloads.mremap_pageout`) replayed through the MESI simulator over
-the ``parent``, ``blamed`` and ``fixed`` layouts
-(:func:`memcglab.layout.scenario.run_stream`). The coherence transfers per
-swap-fail event become a throughput change with :class:`memcglab.cost.CostParams`'
-``c2c_transfer`` and the stressor's work per event: every CPU runs one stressor
-instance flat out, so one event stands for ``cpus * cpu_hz / swap_fail_rate``
-cycles of the parent kernel's time. The only published numbers read here are the two
-placements, inputs to the layout; the verdict (:func:`memcglab.stats.verdict_004`)
-reads seed 004's. :class:`LayoutParams` and
-:func:`run` are here; figures, ``summary``, ``claims`` and ``conclusion`` are in
-:mod:`memcglab.studies.layout_views`.
+(:func:`memcglab.workloads.mremap_pageout`) at the ``vmstats_percpu`` read rate derived
+from the kernel paths of one stressor iteration
+(:mod:`memcglab.workloads.mremap_stats`), replayed through the MESI simulator over the
+``parent``, ``blamed`` and ``fixed`` layouts
+(:func:`memcglab.layout.scenario.run_stream`): exact counts per swap-fail event
+(:func:`coherence_runs`), and the same over a sweep of read rates beside the
+closed-form ceiling (:func:`read_sweep`). :func:`priced` turns the sweep into the
+throughput loss of each layout against the parent with
+:mod:`memcglab.studies.layout_pricing`, propagated over the machine profile's priors,
+the derived read-rate range, the lock-stretch inputs, a modelling alternative and the
+seeds (:func:`memcglab.uncertainty.summarise`); :func:`regressions` keeps the one-point
+price of :class:`memcglab.cost.CostParams`' ``c2c_transfer``. Published numbers read
+here: the two placements (inputs to the layout) and, in :func:`seed004_claim`, the
+values a claim's probability and break-even are measured against; the verdict
+(:func:`memcglab.stats.verdicts.verdict_004_rules`) judges by the pre-registered rules.
+:class:`LayoutParams` and :func:`run` are here; figures, ``summary``, ``counts``,
+``claims`` and ``conclusion`` are in :mod:`memcglab.studies.layout_views`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pandas as pd
 
 from memcglab.cost import CostParams, throughput
+from memcglab.hardware import MachineProfile, load_profile
 from memcglab.layout.catalogue import CATALOGUE, era_text, struct_layout
 from memcglab.layout.layout import CACHELINE
 from memcglab.layout.percpu import LOOKUP_FIELDS, lookup_lines, slot_table
 from memcglab.layout.scenario import SEED004_FIELDS, run_stream
 from memcglab.published import load
+from memcglab.studies.layout_pricing import (
+    CountTable,
+    ceiling,
+    loss_pct,
+    poisson_estimate,
+    pricing_space,
+)
+from memcglab.uncertainty import UncertainResult, summarise
 from memcglab.workloads import MremapPageoutSpec, mremap_pageout
+from memcglab.workloads.mremap_stats import READ_RANGE, ReadRange, path_table
 
-__all__ = ["ERAS_004", "PLACEMENTS", "LayoutParams", "LayoutResults", "coherence_runs",
-           "lookup_span", "max_slots_in_one_line", "placement_address", "placements",
-           "regressions", "run", "sensitivity", "stock_eras", "transfers"]
+__all__ = ["ERAS_004", "PLACEMENTS", "LayoutParams", "LayoutResults",
+           "coherence_runs", "lookup_span", "max_slots_in_one_line", "placement_address",
+           "placements", "priced", "read_sweep", "regressions", "run", "seed004_claim",
+           "stock_eras", "transfers"]
 
 #: the published table of Vlastimil Babka's ``objdump -t vmlinux`` lines for the 2025-04
 #: stock, one row per per-CPU definition built (definition, address, size, quote)
@@ -108,28 +127,69 @@ def transfers(totals: dict[str, int]) -> int:
     return int(totals["coherence_misses"] + totals["upgrades"])
 
 
-def coherence_runs(spec: MremapPageoutSpec, seeds: int, eras=ERAS_004, config=None
-                   ) -> pd.DataFrame:
-    """One row per (seed, era): the stream's events and the simulator's counts."""
+def _counts(r, lay, events: int) -> dict:
+    """The per-event counts of one simulated run (exact for the trace)."""
+    tot = r.totals()
+    per = max(events, 1)
+    line = lay.locate(SEED004_FIELDS[1]).offset // CACHELINE * CACHELINE  # instance 0
+    on = r.lines.loc[line] if line in r.lines.index else None
+    sh = r.sharing
+    vm = sh[(sh["victim"] == SEED004_FIELDS[1]) & (sh["op"] == "read")]["misses"].sum()
+    return {**tot, "transfers": transfers(tot), "transfers_per_event": transfers(tot) / per,
+            "write_transfers_per_event": (tot["upgrades"] + tot["write_misses"]) / per,
+            "invalidations_per_event": tot["invalidations"] / per,
+            "vmstats_misses_per_event": float(vm) / per,
+            "line_writes_per_event": (float(on["writes"]) if on is not None else 0.0) / per,
+            "line_transfers_per_event": (float(on["coherence_misses"] + on["upgrades"])
+                                         if on is not None else 0.0) / per,
+            # a CPU's misses over its own events: (misses / cpus) / (events / cpus)
+            "line_misses_per_cpu_per_event": (float(on["coherence_misses"])
+                                              if on is not None else 0.0) / per}
+
+
+def coherence_runs(spec: MremapPageoutSpec, seeds: int | Sequence[int], eras=ERAS_004,
+                   config=None) -> pd.DataFrame:
+    """One row per (seed, era): the stream's events and the simulator's per-event counts.
+
+    ``seeds`` is a count (0..seeds-1) or the seeds themselves.
+    """
     rows = []
-    for seed in range(seeds):
-        stream = mremap_pageout(replace(spec, seed=seed))
+    for seed in (range(seeds) if isinstance(seeds, int) else seeds):
+        stream = mremap_pageout(replace(spec, seed=int(seed)))
         events = int((stream.accesses["field"] == 0).sum())  # memory_events_local writes
         for era in eras:
             lay = struct_layout(stream.struct, era, config)
             a, b = (lay.locate(f) for f in SEED004_FIELDS)
-            tot = run_stream(stream, era, config).totals()
-            rows.append({"seed": seed, "era": era, "sizeof": lay.size,
+            r = run_stream(stream, era, config)
+            rows.append({"seed": int(seed), "era": era, "sizeof": lay.size,
+                         "reads_per_event": float(spec.stat_updates_per_event),
                          "events": events, "accesses": len(stream.accesses),
                          "same_line": a.offset // CACHELINE == b.offset // CACHELINE,
-                         **tot, "transfers": transfers(tot),
-                         "transfers_per_event": transfers(tot) / max(events, 1)})
+                         **_counts(r, lay, events)})
     return pd.DataFrame(rows)
+
+
+def read_sweep(spec: MremapPageoutSpec, reads: Sequence[float], seeds: int | Sequence[int],
+               eras=ERAS_004, config=None) -> pd.DataFrame:
+    """:func:`coherence_runs` at each vmstats_percpu read rate (loads per event per CPU),
+    with the closed-form :func:`~memcglab.studies.layout_pricing.ceiling` and
+    :func:`~memcglab.studies.layout_pricing.poisson_estimate` for the shared line."""
+    frames = []
+    for k in reads:
+        runs = coherence_runs(replace(spec, stat_updates_per_event=float(k)), seeds, eras,
+                              config)
+        frames.append(runs)
+    out = pd.concat(frames, ignore_index=True)
+    w = 1.0  # memory_events_local[8] of the one memcg, per event
+    out["ceiling_per_event"] = ceiling(out["reads_per_event"], spec.cpus, w)
+    out["poisson_per_event"] = poisson_estimate(out["reads_per_event"], spec.cpus, w)
+    return out
 
 
 def regressions(runs: pd.DataFrame, spec: MremapPageoutSpec, cpu_hz: float,
                 cost: CostParams) -> pd.DataFrame:
-    """Per seed: throughput loss of ``blamed`` and of ``fixed`` against ``parent``, in %.
+    """Per seed, at one point of the cost model (no uncertainty): throughput loss of
+    ``blamed`` and of ``fixed`` against ``parent``, in %.
 
     Positive is slower. The parent's cycles per swap-fail event are the machine's
     cycles over the event rate; the work outside the transfers is that minus the
@@ -147,55 +207,93 @@ def regressions(runs: pd.DataFrame, spec: MremapPageoutSpec, cpu_hz: float,
     return out.reset_index()
 
 
-def sensitivity(spec: MremapPageoutSpec, loads, cpu_hz: float, cost: CostParams,
-                config=None) -> pd.DataFrame:
-    """The blamed layout's regression as the stat paths' vmstats_percpu loads per event grow."""
-    frames = []
-    for k in loads:
-        s = replace(spec, stat_updates_per_event=int(k))
-        runs = coherence_runs(s, 1, ("parent", "blamed"), config)
-        r = regressions(runs, s, cpu_hz, cost)
-        frames.append(r.assign(loads_per_event=int(k))[
-            ["loads_per_event", "regression_pct", "extra_transfers_per_event"]])
-    return pd.concat(frames, ignore_index=True)
+def priced(sweep: pd.DataFrame, cpus: int, profile: MachineProfile, n: int = 1024,
+           reads: ReadRange = READ_RANGE) -> dict[str, UncertainResult]:
+    """The regression and the fixed layout's gap, in %, propagated over the priors of
+    :func:`~memcglab.studies.layout_pricing.study_priors` and the sweep's seeds.
+
+    The regression's claim holds when it lies within the boot-to-boot spread of the
+    published value, and its break-even is where it reaches it; the fix's holds when
+    its gap is within the published 0.5%. Those published numbers come in through
+    :func:`seed004_claim` (a study may read them; the simulation never does).
+    """
+    counts = CountTable.from_runs(sweep)
+    space = pricing_space(profile.priors, counts.seeds, reads)
+    pub, spread, gap = seed004_claim()
+    out = {}
+    for era, name, holds, threshold in (
+            ("blamed", "regression", lambda y: np.abs(y - pub) <= spread, pub),
+            ("fixed", "fixed_gap", lambda y: np.abs(y) <= gap, gap)):
+        out[name] = summarise(lambda d, e=era: loss_pct(counts, e, d, cpus), space, n=n,
+                              holds=holds, threshold=threshold, unit="%")
+    return out
+
+
+def seed004_claim() -> tuple[float, float, float]:
+    """Seed 004's published regression, boot-to-boot spread and fix gap, in %."""
+    q = load("seed004_false_sharing").frame.set_index("quantity")["value"]
+    return tuple(float(q[k]) for k in ("median_mremap_throughput_regression",
+                                       "boot_to_boot_spread", "fixed_gap_to_parent"))
 
 
 @dataclass(frozen=True)
 class LayoutParams:
     """The problem sizes of study 4. Each default says where it comes from."""
 
-    #: the mremap stream: seed 004's 176 CPUs and 20 million events per 60 s.
+    #: the mremap stream: seed 004's 176 CPUs and 20 million events per 60 s, at the
+    #: derived typical vmstats_percpu read rate (memcglab.workloads.mremap_stats).
     stream: MremapPageoutSpec = field(default_factory=MremapPageoutSpec)
     #: stream seeds, the simulated "boots": their spread is the simulation's own noise.
     seeds: int = 5
-    #: clock of the 176-CPU machine, unpublished; 2.5 GHz as memcglab.stats.netperf's.
+    #: clock of the 176-CPU machine for the one-point price; 2.5 GHz, the profile's.
     cpu_hz: float = 2.5e9
     cost: CostParams = field(default_factory=CostParams)
-    #: vmstats_percpu loads per swap-fail event for the what-if sweep: the stream's
-    #: 3 (one failed pageout's own updates) up to the updates of a whole mremap op.
-    loads: tuple[int, ...] = (3, 10, 30, 100, 300)
-    #: seconds of stream per what-if point (loads multiply the accesses).
-    sensitivity_duration: float = 0.01
+    #: read rates (vmstats_percpu loads per event per CPU) of the sweep: the derived
+    #: low, typical and high, and rates around them for the ceiling figure.
+    reads: tuple[float, ...] = (3.0, READ_RANGE.low, 12.0, 25.0, READ_RANGE.typical,
+                                READ_RANGE.high, 120.0, 250.0)
+    #: seconds of stream per sweep point (the loads multiply the accesses).
+    sweep_duration: float = 0.01
+    #: seeds per sweep point (the seed factor of the propagation).
+    sweep_seeds: int = 3
+    #: the machine profile the hardware priors come from (data/hardware/profiles).
+    profile: str = "seed004-176cpu-1socket"
+    #: points of the quasi-random propagation (a power of 2).
+    samples: int = 1024
     #: NR_MEMCG_STOCK values for the slots-per-line table.
     slots: tuple[int, ...] = tuple(range(1, 33))
 
     def __post_init__(self) -> None:
         if not 1 <= self.seeds <= 100:
             raise ValueError(f"seeds={self.seeds}: must be between 1 and 100")
+        if not 1 <= self.sweep_seeds <= 100:
+            raise ValueError(f"sweep_seeds={self.sweep_seeds}: must be between 1 and 100")
         if not self.cpu_hz > 0:
             raise ValueError(f"cpu_hz={self.cpu_hz}: must be > 0 (cycles per second)")
-        if not self.loads or min(self.loads) < 0:
-            raise ValueError(f"loads={self.loads}: need loads per event >= 0")
+        if len(self.reads) < 2 or min(self.reads) <= 0:
+            raise ValueError(f"reads={self.reads}: need two or more read rates, all > 0")
+        lo, hi = min(self.reads), max(self.reads)
+        if lo > READ_RANGE.low or hi < READ_RANGE.high:
+            raise ValueError(f"reads={self.reads}: must span the derived range "
+                             f"[{READ_RANGE.low:.3g}, {READ_RANGE.high:.3g}] loads per event")
+        if self.samples < 2 or self.samples & (self.samples - 1):
+            raise ValueError(f"samples={self.samples}: must be a power of 2 (e.g. 1024)")
 
     @classmethod
     def from_notebook(cls, quick: bool = False, seeds: int = 5, duration: float = 0.05,
-                      cpu_hz: float = 2.5e9, c2c_cycles: float = 150.0) -> LayoutParams:
-        """From the notebook's parameters; ``quick`` is 2 seeds of 20 ms and 3 what-ifs."""
-        loads = cls.loads
+                      cpu_hz: float = 2.5e9, c2c_cycles: float = 150.0,
+                      profile: str = "seed004-176cpu-1socket", samples: int = 1024
+                      ) -> LayoutParams:
+        """From the notebook's parameters; ``quick`` is 2 seeds of 10 ms, a 4-rate sweep
+        of 5 ms streams over 2 seeds, and 256 propagation points."""
+        kw: dict = {}
         if quick:
-            seeds, duration, loads = min(seeds, 2), min(duration, 0.02), (3, 30, 300)
+            seeds, duration, samples = min(seeds, 2), min(duration, 0.01), min(samples, 256)
+            kw = {"reads": (3.0, READ_RANGE.low, READ_RANGE.typical, READ_RANGE.high),
+                  "sweep_duration": 0.005, "sweep_seeds": 2}
         return cls(stream=MremapPageoutSpec(duration=duration), seeds=seeds, cpu_hz=cpu_hz,
-                   cost=CostParams(c2c_transfer=c2c_cycles), loads=loads)
+                   cost=CostParams(c2c_transfer=c2c_cycles), profile=profile,
+                   samples=samples, **kw)
 
 
 @dataclass
@@ -208,16 +306,22 @@ class LayoutResults:
     slots: pd.DataFrame
     runs: pd.DataFrame
     regressions: pd.DataFrame
-    sensitivity: pd.DataFrame
+    sweep: pd.DataFrame
+    derivation: pd.DataFrame
+    priced: dict[str, UncertainResult]
 
 
 def run(p: LayoutParams) -> LayoutResults:
-    """Lay out the stocks, tabulate slots per line, and replay the seed 004 stream."""
+    """Lay out the stocks, tabulate slots per line, replay the seed 004 stream at the
+    derived read rate and over the sweep, and price the sweep over the priors."""
     runs = coherence_runs(p.stream, p.seeds)
-    what_if = replace(p.stream, duration=min(p.sensitivity_duration, p.stream.duration))
+    swept = replace(p.stream, duration=min(p.sweep_duration, p.stream.duration))
+    sweep = read_sweep(swept, p.reads, p.sweep_seeds)
+    profile = load_profile(p.profile)
     return LayoutResults(p, stock_eras(), placements(), slot_table("v6.16", p.slots), runs,
-                         regressions(runs, p.stream, p.cpu_hz, p.cost),
-                         sensitivity(what_if, p.loads, p.cpu_hz, p.cost))
+                         regressions(runs, p.stream, p.cpu_hz, p.cost), sweep,
+                         pd.DataFrame(path_table()),
+                         priced(sweep, p.stream.cpus, profile, p.samples))
 
 
 def lookup_span(r: LayoutResults, definition: str) -> int:

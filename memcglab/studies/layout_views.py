@@ -1,9 +1,10 @@
-"""Study 4's figures, sidecar scalars, claim rows and conclusion, from its results.
+"""Study 4's figures, sidecar scalars, count and claim rows and conclusion, from its results.
 
 :mod:`memcglab.studies.layout_study` computes; this module only shows and judges.
-Published numbers arrive here as arguments: the verdict table of
-:func:`memcglab.stats.verdict_004` and seed 004's published table (for the vmpressure
-sizes), both read by the notebook; the objdump placements come with the results
+Published numbers arrive here as arguments or through the judges: the verdict table of
+:func:`verdict` (:func:`memcglab.stats.verdicts.verdict_004_rules`, the pre-registered
+rules) and seed 004's published table (for the vmpressure sizes), read by the
+notebook; the objdump placements come with the results
 (:func:`memcglab.studies.layout_study.placements`). The thread's words are quoted from
 the published table ``thread_quotes`` (:func:`memcglab.published.quote`).
 """
@@ -11,6 +12,8 @@ the published table ``thread_quotes`` (:func:`memcglab.published.quote`).
 from __future__ import annotations
 
 import matplotlib.patches as mpatches
+import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -18,17 +21,22 @@ import seaborn as sns
 from memcglab.layout.catalogue import struct_layout
 from memcglab.layout.layout import CACHELINE
 from memcglab.published import quote
-from memcglab.studies import claim_row
+from memcglab.stats.verdicts import verdict_004_rules
+from memcglab.studies import claim_row, count_row
 from memcglab.studies.figures import new_figure
+from memcglab.studies.layout_pricing import ceiling, poisson_estimate
 from memcglab.studies.layout_study import (
+    ERAS_004,
     LayoutResults,
     lookup_span,
     max_slots_in_one_line,
     placement_address,
 )
+from memcglab.uncertainty import sensitivity_figure
+from memcglab.workloads.mremap_stats import READ_RANGE
 
-__all__ = ["claims", "conclusion", "figure_seed004", "figure_slots", "figure_stock",
-           "summary", "verdict_rows"]
+__all__ = ["claims", "conclusion", "counts", "figure_seed004", "figure_sensitivity",
+           "figure_slots", "figure_stock", "summary", "verdict"]
 
 _LOOKUP = {"stock_lock": "#1f77b4", "nr_pages": "#2ca02c", "cached": "#ff7f0e"}
 
@@ -90,42 +98,78 @@ def figure_slots(r: LayoutResults):
     return fig
 
 
-def figure_seed004(r: LayoutResults, verdict: pd.DataFrame):
-    """Transfers per swap-fail event per layout, and the what-if over stat loads."""
-    fig, ax = new_figure(1, 2)
+def figure_seed004(r: LayoutResults) -> tuple[plt.Figure, str]:
+    """Transfers per event per layout, and the shared line's transfers against the read
+    rate beside the closed-form ceiling. Returns the figure and its caption."""
+    fig, ax = new_figure(1, 2, width=6.0, height=4.2)
     sns.barplot(r.runs, x="era", y="transfers_per_event", errorbar="sd", ax=ax[0],
                 color="#1f77b4")
     ax[0].set(xlabel="struct mem_cgroup layout",
-              ylabel="coherence transfers per swap-fail event")
-    s = r.sensitivity
-    ax[1].plot(s["loads_per_event"], s["regression_pct"], marker="o",
-               label="simulated (blamed vs parent)")
-    pub = verdict.set_index("quantity").loc["regression"]
-    lo, hi = pub["published_pct"] - pub["noise_band_pct"], pub["published_pct"] + pub[
-        "noise_band_pct"]
-    ax[1].axhspan(lo, hi, color="#d62728", alpha=0.15, label="published, +- boot noise")
-    ax[1].set(xscale="log", xlabel="vmstats_percpu loads per swap-fail event (what-if)",
-              ylabel="mremap throughput regression (%)")
-    ax[1].legend(fontsize="small")
-    fig.suptitle(f"Seed 004 on {r.params.stream.cpus} CPUs: false sharing adds transfers "
-                 f"(left, sd over {r.params.seeds} seeds); priced at "
-                 f"{r.params.cost.c2c_transfer:g} cycles each (right)", fontsize="medium")
-    return fig
+              ylabel="transfers per swap-fail event (count)")
+    b = r.sweep[r.sweep["era"] == "blamed"]
+    sns.lineplot(b, x="reads_per_event", y="line_transfers_per_event", marker="o",
+                 errorbar=("pi", 100), ax=ax[1], label="simulated (MESI), blamed layout")
+    grid = np.geomspace(b["reads_per_event"].min(), b["reads_per_event"].max(), 100)
+    cpus = r.params.stream.cpus
+    ax[1].plot(grid, ceiling(grid, cpus), color="k", label="ceiling w + min(r, w(N-1))")
+    ax[1].plot(grid, poisson_estimate(grid, cpus), color="grey", ls="--",
+               label="independent-Poisson estimate")
+    ax[1].axvspan(READ_RANGE.low, READ_RANGE.high, color="#2ca02c", alpha=0.12,
+                  label="derived read rate, low-high")
+    ax[1].axvline(READ_RANGE.typical, color="#2ca02c", lw=1)
+    ax[1].set(xscale="log", yscale="log",
+              xlabel="vmstats_percpu loads per event per CPU (count)",
+              ylabel="shared-line transfers per event (count)")
+    for axis in (ax[1].xaxis, ax[1].yaxis):
+        axis.set_major_locator(mticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(mticker.NullFormatter())
+    ax[1].legend(fontsize="small", loc="upper left")
+    fig.suptitle(f"Seed 004 on {cpus} CPUs: the blamed layout's extra transfers (left) and "
+                 "the shared line's transfers against the read rate (right)",
+                 fontsize="medium")
+    t = r.runs.groupby("era")["transfers_per_event"].mean()
+    at = b[np.isclose(b["reads_per_event"], READ_RANGE.typical)]
+    sim = float(at["line_transfers_per_event"].mean())
+    text = (f"Left: coherence transfers per swap-fail event of each struct mem_cgroup layout "
+            f"at the derived {READ_RANGE.typical:.0f} loads per event (bars: mean, whiskers: "
+            f"sd over {r.params.seeds} seeds); blamed {t['blamed']:.1f}, parent "
+            f"{t['parent']:.1f}, fixed {t['fixed']:.1f}. Right: transfers of the line "
+            "holding vmstats_percpu in the blamed layout (band: range over "
+            f"{r.params.sweep_seeds} seeds) against the read rate, with the ceiling (a CPU "
+            "misses at most once per remote write and once per own read) and the estimate "
+            "for independent Poisson reads and writes; the green band is the derived range. "
+            f"What to see: at the typical rate the simulator gives {sim:.1f} transfers per "
+            f"event, under the ceiling's {float(ceiling(READ_RANGE.typical, cpus)[0]):.1f}; "
+            "the reads, not the writes, bound the misses over the whole derived range.")
+    return fig, text
 
 
-def verdict_rows(r: LayoutResults) -> tuple[np.ndarray, np.ndarray]:
-    """The arguments of :func:`memcglab.stats.verdict_004`: regressions and fixed gaps."""
-    return r.regressions["regression_pct"].to_numpy(), r.regressions["fixed_gap_pct"].to_numpy()
+def figure_sensitivity(r: LayoutResults) -> tuple[plt.Figure, str]:
+    """The tornado and Sobol bars of the priced regression (uncertainty layer's helper)."""
+    return sensitivity_figure(r.priced["regression"],
+                              "blamed layout's mremap throughput loss vs parent")
+
+
+def verdict(r: LayoutResults) -> pd.DataFrame:
+    """The regression and the fix judged by the pre-registered rules."""
+    return verdict_004_rules(r.priced["regression"], r.priced["fixed_gap"])
 
 
 def _era(r: LayoutResults, era: str, col: str):
     return r.runs[r.runs["era"] == era][col].iloc[0]
 
 
+def _mean(r: LayoutResults, era: str, col: str) -> float:
+    return float(r.runs[r.runs["era"] == era][col].mean())
+
+
 def summary(r: LayoutResults) -> dict:
     """Scalars for the sidecar (:func:`memcglab.sweep.record_result`)."""
     p = r.placements.set_index("definition")
-    reg = r.regressions
+    reg, fix = r.priced["regression"], r.priced["fixed_gap"]
+    point = r.regressions
+    cpus = r.params.stream.cpus
     return {
         "stock_2025_04_sizeof": int(p["layout_size"].iloc[0]),
         "objdump_sizeof": int(p["objdump_size"].iloc[0]),
@@ -137,28 +181,66 @@ def summary(r: LayoutResults) -> dict:
         "eras": len(r.eras),
         "max_slots_one_line": max_slots_in_one_line(r.slots),
         "v616_sizeof": int(r.eras.set_index("era").loc["v6.16", "sizeof"]),
-        **{f"same_line_{e}": bool(_era(r, e, "same_line")) for e in ("parent", "blamed",
-                                                                      "fixed")},
-        **{f"memcg_sizeof_{e}": int(_era(r, e, "sizeof")) for e in ("parent", "blamed",
-                                                                     "fixed")},
+        **{f"same_line_{e}": bool(_era(r, e, "same_line")) for e in ERAS_004},
+        **{f"memcg_sizeof_{e}": int(_era(r, e, "sizeof")) for e in ERAS_004},
         "vmpressure_sizeof_parent": struct_layout("vmpressure", "parent").size,
         "vmpressure_sizeof_blamed": struct_layout("vmpressure", "blamed").size,
-        "extra_transfers_per_event": float(reg["extra_transfers_per_event"].mean()),
-        "regression_pct": float(reg["regression_pct"].mean()),
-        "regression_sd_pct": float(reg["regression_pct"].std(ddof=1)) if len(reg) > 1 else 0.0,
-        "fixed_gap_pct": float(reg["fixed_gap_pct"].mean()),
-        "what_if_max_loads": int(r.sensitivity["loads_per_event"].max()),
-        "what_if_max_regression_pct": float(r.sensitivity["regression_pct"].max()),
+        "reads_low": READ_RANGE.low, "reads_typical": READ_RANGE.typical,
+        "reads_high": READ_RANGE.high,
+        **{f"transfers_per_event_{e}": _mean(r, e, "transfers_per_event") for e in ERAS_004},
+        "line_misses_per_cpu_per_event": _mean(r, "blamed", "line_misses_per_cpu_per_event"),
+        "line_transfers_per_event": _mean(r, "blamed", "line_transfers_per_event"),
+        "ceiling_per_event": float(ceiling(READ_RANGE.typical, cpus)[0]),
+        "poisson_per_event": float(poisson_estimate(READ_RANGE.typical, cpus)[0]),
+        "extra_transfers_per_event": float(point["extra_transfers_per_event"].mean()),
+        "point_regression_pct": float(point["regression_pct"].mean()),
+        "regression_pct": reg.median, "regression_low_pct": reg.low,
+        "regression_high_pct": reg.high, "regression_p_holds": reg.p_holds,
+        "regression_driver": reg.driver,
+        "regression_driver_st": float(reg.sobol_total[reg.driver]),
+        "fixed_gap_pct": fix.median, "fixed_gap_low_pct": fix.low,
+        "fixed_gap_high_pct": fix.high, "fixed_gap_p_holds": fix.p_holds,
         "seeds": r.params.seeds, "c2c_cycles": r.params.cost.c2c_transfer,
+        "profile": r.params.profile, "samples": r.params.samples,
     }
+
+
+def counts(r: LayoutResults) -> list[dict]:
+    """The exact counts behind the price, per swap-fail event (means over the seeds)."""
+    s = summary(r)
+    conf = f"mremap stream, {r.params.stream.cpus} CPUs, {READ_RANGE.typical:.1f} loads/event"
+    rows = [count_row("04", "coherence transfers per swap-fail event", f"{e} layout, {conf}",
+                      s[f"transfers_per_event_{e}"]) for e in ERAS_004]
+    rows.append(count_row("04", "misses of the shared line per CPU per own swap-fail event",
+                          f"blamed layout, {conf}", s["line_misses_per_cpu_per_event"],
+                          f"ceiling min(r, w(N-1)) = {s['ceiling_per_event'] - 1:.1f}"))
+    return rows
 
 
 def _q(frame: pd.DataFrame, quantity: str) -> float:
     return float(frame.set_index("quantity").loc[quantity, "value"])
 
 
+def _break_even(res) -> str:
+    found = {k: x for k, x in res.break_even.items() if x is not None}
+    if not found:
+        return "none in prior range (others typical)"
+    return "; ".join(f"{k} = {x:.3g} {res.space[k].unit}" for k, x in found.items())
+
+
+def _priced_row(what: str, published: str, res, v: pd.Series) -> dict:
+    cols = res.as_claim_columns()
+    st = res.sobol_total.get(res.driver, np.nan)
+    return claim_row(what, published, f"{res.describe('{:.3g}')}; P(claim holds) = "
+                     f"{res.p_holds:.2f}; driver {cols['driver']}", str(v["verdict"]),
+                     kind="priced", estimate=res.median, low=res.low, high=res.high, unit="%",
+                     p_holds=res.p_holds, driver=res.driver,
+                     driver_st=float(st) if np.isfinite(st) else None,
+                     break_even=_break_even(res))
+
+
 def claims(r: LayoutResults, verdict: pd.DataFrame, published: pd.DataFrame
-           ) -> list[dict[str, str]]:
+           ) -> list[dict]:
     """Seed 000's layout claims and seed 004's, judged; ``published`` is seed 004's table."""
     s = summary(r)
     size, osize = s["stock_2025_04_sizeof"], s["objdump_sizeof"]
@@ -186,19 +268,22 @@ def claims(r: LayoutResults, verdict: pd.DataFrame, published: pd.DataFrame
         f"{before:g} -> {after:g} bytes", f"{sim[0]} -> {sim[1]} bytes",
         "reproduced" if sim == (before, after) else "not reproduced"))
     lines = ", ".join(f"{e}: {'one line' if s[f'same_line_{e}'] else 'apart'}"
-                      for e in ("parent", "blamed", "fixed"))
+                      for e in ERAS_004)
     ok = not s["same_line_parent"] and s["same_line_blamed"] and not s["same_line_fixed"]
     rows.append(claim_row(
         "seed 004: the blamed commit put memory_events_local[8] and vmstats_percpu on one line",
         f'"{quote("blamed_same_line")}"', lines, "reproduced" if ok else "not reproduced"))
-    for quantity, what in (("regression", "seed 004: median mremap throughput regression"),
-                           ("fixed_gap", "seed 004: the fix within {:g}% of the parent")):
-        v = verdict.set_index("quantity").loc[quantity]
-        rows.append(claim_row(
-            what.format(v["published_pct"]), f"{v['published_pct']:g}% (boot-to-boot spread up to "
-                  f"{v['noise_band_pct']:g}%)",
-            f"{v['simulated_mean_pct']:.3f}% (95% CI {v['ci_low']:.3f}-{v['ci_high']:.3f}, "
-            f"{int(v['n'])} seeds)", str(v["verdict"])))
+    v = verdict.set_index("quantity")
+    reg = v.loc["regression"]
+    rows.append(_priced_row(
+        "seed 004: median mremap throughput regression",
+        f"{reg['published_low_pct']:g}% (boot-to-boot spread up to {reg['noise_band_pct']:g}%)",
+        r.priced["regression"], reg))
+    fix = v.loc["fixed_gap"]
+    rows.append(_priced_row(
+        f"seed 004: the fix within {fix['published_high_pct']:g}% of the parent",
+        f"within {fix['published_high_pct']:g}% (band [{fix['published_low_pct']:g}, "
+        f"{fix['published_high_pct']:g}]%)", r.priced["fixed_gap"], fix))
     grow = s["memcg_sizeof_fixed"] - s["memcg_sizeof_blamed"]
     rows.append(claim_row(
         "seed 004: the fix does not grow struct mem_cgroup",
@@ -212,17 +297,21 @@ def claims(r: LayoutResults, verdict: pd.DataFrame, published: pd.DataFrame
 def conclusion(r: LayoutResults, verdict: pd.DataFrame) -> str:
     """The conclusion, built from this run's numbers (and the verdict table's)."""
     s = summary(r)
-    v = verdict.set_index("quantity").loc["regression"]
-    need = s["c2c_cycles"] * v["published_pct"] / s["regression_pct"] \
-        if s["regression_pct"] > 0 else float("inf")
-    within = abs(v["simulated_mean_pct"] - v["published_pct"]) <= v["noise_band_pct"]
+    v = verdict.set_index("quantity")
+    reg, fix = v.loc["regression"], v.loc["fixed_gap"]
+    res = r.priced["regression"]
     size = s["stock_2025_04_sizeof"]
     as_printed = "as" if size == s["objdump_sizeof"] else "unlike what"
     straddle = s["eras_straddling_unaligned"]
     lines = ("the changelog's line sharing (apart, one line, apart) is reproduced" if
              not s["same_line_parent"] and s["same_line_blamed"] and not s["same_line_fixed"]
              else "the layouts do not reproduce the changelog's line sharing")
-    out = [
+    be = {k: x for k, x in res.break_even.items() if x is not None}
+    flips = ("; with the others typical, it reaches the published value only at "
+             + ", ".join(f"{k} = {x:.3g} {res.space[k].unit}" for k, x in be.items())
+             if be else "; no single input inside its prior range brings it to the "
+             "published value")
+    return " ".join([
         f"The 2025-04 stock is {size} bytes ({size:#x}), {as_printed} objdump printed; placed "
         f"{s['unaligned_phase_bytes']} bytes into a line as DEFINE_PER_CPU left it, its lookup "
         f"(lock, nr_pages[], cached[]) touches {s['unaligned_lookup_lines']} cache lines, and "
@@ -231,17 +320,16 @@ def conclusion(r: LayoutResults, verdict: pd.DataFrame) -> str:
         f"the alignment {straddle} of the {s['eras']} eras' lookups can straddle a line "
         "boundary.",
         f"In seed 004's layouts {lines}.",
-        f"In seed 004's stream the blamed layout adds {s['extra_transfers_per_event']:.2f} "
-        f"coherence transfers per swap-fail event; at {s['c2c_cycles']:g} cycles each that is a "
-        f"{s['regression_pct']:.3f}% regression (sd {s['regression_sd_pct']:.2g} points over "
-        f"{s['seeds']} seeds), {'within' if within else 'far outside'} the published "
-        f"{v['published_pct']:g}% +- {v['noise_band_pct']:g}%, and the fixed layout's gap is "
-        f"{s['fixed_gap_pct']:.3f}%.",
-    ]
-    if not within:
-        out.append(
-            f"To explain the published number with these transfers alone, each would have to "
-            f"cost about {need:,.0f} cycles; even {s['what_if_max_loads']} vmstats_percpu loads "
-            f"per event give only {s['what_if_max_regression_pct']:.2f}%, since a CPU misses "
-            "at most once per remote write.")
-    return " ".join(out)
+        f"The stressor's statistics paths load vmstats_percpu {s['reads_typical']:.0f} times "
+        f"per swap-fail event on every CPU (derived range {s['reads_low']:.1f}-"
+        f"{s['reads_high']:.0f}); the blamed layout then costs "
+        f"{s['transfers_per_event_blamed'] - s['transfers_per_event_parent']:.1f} extra "
+        f"transfers per event ({s['line_misses_per_cpu_per_event']:.1f} misses per CPU per "
+        f"own event, under the ceiling's {s['ceiling_per_event']:.0f}).",
+        f"Priced over the {r.params.profile} profile's priors, the regression is "
+        f"{res.describe('{:.2g}')} against the published {reg['published_low_pct']:g}%: "
+        f"{reg['verdict']} ({reg['reason']}); P(within the {reg['noise_band_pct']:g}% "
+        f"spread) = {res.p_holds:.2f}; driver {res.as_claim_columns()['driver']}{flips}.",
+        f"The fixed layout's gap is {r.priced['fixed_gap'].describe('{:.2g}')}: "
+        f"{fix['verdict']} against 'within {fix['published_high_pct']:g}%'.",
+    ])

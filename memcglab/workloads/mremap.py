@@ -22,15 +22,19 @@ Which fields each path touches (kernel-notes 2.15, 4.4-4.6):
   ``notified_at`` and writes it at most once per ``CGROUP_FILE_NOTIFY_MIN_INTV`` =
   HZ/100 (10 ms) per memcg; modelled as a write on the first event of each 10 ms
   window. The cgroup_file members are addressed by the member name.
-* Stat updates. ``mod_memcg_lruvec_state`` and ``count_memcg_events`` load
-  ``memcg->vmstats_percpu`` (the hot pointer) for their per-CPU add, then
-  ``memcg_rstat_updated`` walks per-CPU ``parent_pcpu`` links, which live outside
-  struct mem_cgroup. Each update is one read of ``vmstats_percpu`` of the task's
-  memcg (a second load right after hits the line just fetched). One failed
-  pageout of a folio makes ``stat_updates_per_event`` of them: its isolation
-  from the LRU (``update_lru_size``), the PGACTIVATE event of ``activate_locked``,
-  and its putback (``update_lru_size``) give the default 3. They fall between the
-  CPU's previous swap-fail event and this one, uniformly.
+* Stat updates. ``mod_memcg_state``, ``mod_memcg_lruvec_state`` and
+  ``count_memcg_events`` load ``memcg->vmstats_percpu`` (the hot pointer) for their
+  per-CPU add, then ``memcg_rstat_updated`` loads it again and walks per-CPU
+  ``parent_pcpu`` links, which live outside struct mem_cgroup. Each update is one
+  read of ``vmstats_percpu`` of the task's memcg (the second load right after hits
+  the line just fetched). ``stat_updates_per_event`` of them fall between the CPU's
+  previous swap-fail event and this one, uniformly: every CPU runs an instance, so
+  every CPU reads the line at that rate per its own event. The default is the
+  derivation of :mod:`memcglab.workloads.mremap_stats` over the whole stressor loop
+  (faults, LRU moves, rmap, unmapping, page tables and the failed pageouts),
+  about 48 per event; the failed pageout alone (isolation, PGACTIVATE, putback)
+  gives 3. A fractional value puts ``floor`` loads, plus one more with the
+  fraction's probability, before each event.
 * Stat flushes. The periodic flusher (``flush_memcg_stats_dwork``, every
   ``FLUSH_TIME`` = 2 s) flushes the tree; ``mem_cgroup_css_rstat_flush`` reads
   ``vmstats`` and ``vmstats_percpu`` of each updated memcg, modelled as one read of
@@ -75,6 +79,7 @@ from memcglab.workloads.common import (
     check_int,
     rng_for,
 )
+from memcglab.workloads.mremap_stats import READ_RANGE
 
 __all__ = ["MremapPageoutSpec", "mremap_pageout", "FIELDS", "MEMCG_SWAP_FAIL"]
 
@@ -97,8 +102,9 @@ class MremapPageoutSpec:
     #: seconds of the run the stream covers. The process is stationary, so a
     #: window of ~10^4 events gives the access pattern; longer ones scale it.
     duration: float = 0.05
-    #: vmstats_percpu loads per swap-fail event: isolation, PGACTIVATE, putback.
-    stat_updates_per_event: int = 3
+    #: vmstats_percpu loads per swap-fail event on each CPU: the typical value of the
+    #: derivation over the stressor's loop (memcglab.workloads.mremap_stats.READ_RANGE).
+    stat_updates_per_event: float = READ_RANGE.typical
     #: memcgs the instances run in: 1, the one cgroup a benchmark harness runs in.
     memcgs: int = 1
     #: shared cgroups between the root and the stressor memcgs.
@@ -114,7 +120,8 @@ class MremapPageoutSpec:
         check_int("cpus", self.cpus, 1, MAX_CPUS)
         check_float("swap_fail_rate", self.swap_fail_rate, 0.0, 1e12, why="events per second")
         check_float("duration", self.duration, 0.0, 3600.0, low_open=True, why="seconds")
-        check_int("stat_updates_per_event", self.stat_updates_per_event, 0, 1000)
+        check_float("stat_updates_per_event", self.stat_updates_per_event, 0.0, 1000.0,
+                    why="vmstats_percpu loads per swap-fail event")
         expected = self.swap_fail_rate * self.duration * (1 + self.stat_updates_per_event)
         if expected > 5e8:
             raise ValueError(f"duration={self.duration!r}: about {expected:.3g} accesses; "
@@ -169,8 +176,12 @@ def mremap_pageout(spec: MremapPageoutSpec = MremapPageoutSpec()) -> AccessStrea
         w = _notify_writers(time, inst, spec.notify_interval)
         parts.append(_rows(time[w], cpu[w], SWAP_EVENTS_FILE, True, inst[w], 3 + 3 * level))
     n, k = len(time), spec.stat_updates_per_event
-    owner = np.repeat(np.arange(n), k)
-    stat_time = previous[owner] + rng.random(n * k) * (time - previous)[owner]
+    whole = int(k)
+    per_event = np.full(n, whole, dtype=np.int64)
+    if k > whole:  # whole loads always; one more with the fraction's probability
+        per_event += rng.random(n) < k - whole
+    owner = np.repeat(np.arange(n), per_event)
+    stat_time = previous[owner] + rng.random(len(owner)) * (time - previous)[owner]
     parts.append(_rows(stat_time, cpu[owner], VMSTATS_PERCPU, False, leaf[owner], 0))
     flush = np.arange(rng.random() * spec.flush_interval, spec.duration, spec.flush_interval)
     instances = np.r_[np.arange(spec.memcgs), spec.memcgs + np.arange(spec.ancestors)]

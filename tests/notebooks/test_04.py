@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memcglab.plots import captions
-from memcglab.studies import CLAIM_KEYS, read_claims
+from memcglab.stats.verdict_rules import VERDICTS
+from memcglab.studies import CLAIM_KEYS, read_claims, read_counts
 from tests.notebooks.outputs import study_outputs
 
 
@@ -22,14 +23,21 @@ def test_sidecar_has_the_study_results(run):
     assert (r["same_line_parent"], r["same_line_blamed"], r["same_line_fixed"]) == (
         False, True, False)
     assert r["extra_transfers_per_event"] > 0 and r["regression_pct"] > 0
+    assert r["regression_low_pct"] <= r["regression_pct"] <= r["regression_high_pct"]
     assert r["fixed_gap_pct"] == 0.0 and r["seeds"] == 2
-    assert f"{r['regression_pct']:.3f}%" in r["conclusion"]
+    assert r["line_misses_per_cpu_per_event"] <= r["ceiling_per_event"]
+    assert f"{r['reads_typical']:.0f} times per swap-fail event" in r["conclusion"]
     claims = read_claims(r)
-    assert len(claims) == 7 and all(set(c) == set(CLAIM_KEYS) for c in claims)
+    assert len(claims) == 7 and all(set(CLAIM_KEYS) <= set(c) for c in claims)
+    priced = [c for c in claims if c.get("kind") == "priced"]
+    assert len(priced) == 2 and all(c["verdict"] in VERDICTS for c in priced)
+    assert priced[0]["low"] == r["regression_low_pct"]
+    assert len(read_counts(r)) == 4
 
 
 def test_figures_are_saved_with_captions(run):
     out, _ = run
-    names = {"04_stock_layout.png", "04_slots_per_line.png", "04_seed004.png"}
+    names = {"04_stock_layout.png", "04_slots_per_line.png", "04_seed004.png",
+             "04_seed004_sensitivity.png"}
     assert names <= {p.name for p in out.glob("*.png")}
     assert set(captions(out)) == names

@@ -1,17 +1,20 @@
-"""Study 4: stock layouts per era, the 0x88 placement, slots per line, seed 004's pricing."""
+"""Study 4: stock layouts, the 0x88 placement, slots per line, seed 004's counts and price."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pandas as pd
 import pytest
 
 from memcglab.cost import CostParams
 from memcglab.published import load
-from memcglab.stats import verdict_004
-from memcglab.studies import check_claims
+from memcglab.stats.verdict_rules import VERDICTS
+from memcglab.studies import check_claims, check_counts
 from memcglab.studies import layout_study as ls
 from memcglab.studies import layout_views as lv
 from memcglab.workloads import MremapPageoutSpec
+from memcglab.workloads.mremap_stats import PATHS, READ_RANGE
 
 SMALL = MremapPageoutSpec(cpus=16, duration=0.01, swap_fail_rate=2e5)
 
@@ -70,47 +73,89 @@ def test_the_blamed_layout_adds_transfers_and_the_fix_removes_them():
         assert blamed > parent and fixed == parent
         assert runs.loc[(seed, "blamed"), "same_line"]
         assert not runs.loc[(seed, "parent"), "same_line"]
+        # the shared line is written once per event and only in the blamed layout
+        assert runs.loc[(seed, "blamed"), "line_writes_per_event"] == 1.0
+        assert runs.loc[(seed, "parent"), "line_transfers_per_event"] == 0.0
+    assert (runs["reads_per_event"] == SMALL.stat_updates_per_event).all()
 
 
-def test_more_stat_loads_cost_more_but_a_cpu_misses_at_most_once_per_remote_write():
-    s = ls.sensitivity(SMALL, (1, 10, 100), cpu_hz=2.5e9, cost=CostParams())
-    assert s["regression_pct"].is_monotonic_increasing
-    writes_per_event = 1 + 2 * SMALL.ancestors  # memory_events_local, memory_events per level
-    assert (s["extra_transfers_per_event"] <= 100 * writes_per_event).all()
+def test_the_sweep_grows_with_the_read_rate_under_its_ceiling():
+    spec = dataclasses.replace(SMALL, duration=0.005)
+    s = ls.read_sweep(spec, (2.0, 20.0, 200.0), seeds=1, eras=("parent", "blamed"))
+    b = s[s["era"] == "blamed"].sort_values("reads_per_event")
+    assert b["line_transfers_per_event"].is_monotonic_increasing
+    assert (b["line_transfers_per_event"] <= b["ceiling_per_event"]).all()
+    assert b["ceiling_per_event"].tolist() == [3.0, 16.0, 16.0]  # 1 + min(r, 15)
+    assert (s[s["era"] == "parent"]["line_transfers_per_event"] == 0).all()
 
 
 def test_params_validate_and_quick_shrinks():
     q = ls.LayoutParams.from_notebook(quick=True)
-    assert q.seeds == 2 and q.stream.duration == 0.02 and q.loads == (3, 30, 300)
+    assert q.seeds == 2 and q.stream.duration == 0.01 and q.samples == 256
+    assert min(q.reads) <= READ_RANGE.low and max(q.reads) >= READ_RANGE.high
     with pytest.raises(ValueError, match="seeds=0"):
         ls.LayoutParams(seeds=0)
     with pytest.raises(ValueError, match="cpu_hz"):
         ls.LayoutParams(cpu_hz=0.0)
+    with pytest.raises(ValueError, match=r"reads=\(10.0, 20.0\): must span the derived range"):
+        ls.LayoutParams(reads=(10.0, 20.0))
+    with pytest.raises(ValueError, match="samples=1000: must be a power of 2"):
+        ls.LayoutParams(samples=1000)
 
 
 @pytest.fixture(scope="module")
 def results():
-    p = ls.LayoutParams(stream=SMALL, seeds=2, loads=(3, 30), slots=tuple(range(1, 12)))
+    p = ls.LayoutParams(stream=SMALL, seeds=2, reads=(READ_RANGE.low, 20.0, READ_RANGE.high),
+                        sweep_duration=0.004, sweep_seeds=2, samples=128,
+                        slots=tuple(range(1, 12)))
     return ls.run(p)
 
 
+def test_the_price_carries_priors_alternatives_and_seeds(results):
+    reg, fix = results.priced["regression"], results.priced["fixed_gap"]
+    assert reg.sources == {"parameters", "alternatives", "seeds"}
+    assert 0 < reg.low < reg.median < reg.high and reg.driver in reg.sobol_total.index
+    assert fix.low == fix.high == 0.0 and fix.p_holds == 1.0  # fixed and parent count alike
+    assert set(results.derivation["path"]) == {p.path for p in PATHS}
+
+
 def test_views_judge_the_claims_from_the_numbers(results):
-    v = verdict_004(*lv.verdict_rows(results))
+    v = lv.verdict(results)
+    assert set(v["verdict"]) <= set(VERDICTS) and v["rules_sha256"].nunique() == 1
     rows = check_claims(lv.claims(results, v, load("seed004_false_sharing").frame))
     verdicts = [r["verdict"] for r in rows]
     assert verdicts[:4] == ["reproduced", "confirmed: 7 is the most that fit", "reproduced",
                             "reproduced"]
-    assert verdicts[4] == v.loc[0, "verdict"] and verdicts[5] == v.loc[1, "verdict"]
+    priced = [r for r in rows if r.get("kind") == "priced"]
+    assert [r["verdict"] for r in priced] == v["verdict"].tolist()
+    reg = results.priced["regression"]
+    assert priced[0]["low"] == reg.low and priced[0]["p_holds"] == reg.p_holds
+    counts = check_counts(lv.counts(results))
+    assert [c["value"] for c in counts[:3]] == pytest.approx(
+        results.runs.groupby("era")["transfers_per_event"].mean()[list(ls.ERAS_004)].tolist())
     s = lv.summary(results)
     assert s["max_slots_one_line"] == 7 and s["fixed_gap_pct"] == 0.0
-    assert f"{s['regression_pct']:.3f}%" in lv.conclusion(results, v)
+    assert s["regression_low_pct"] == reg.low
 
 
 def test_the_conclusion_follows_the_verdict_table(results):
-    v = verdict_004(*lv.verdict_rows(results))
-    far = lv.conclusion(results, v)
-    assert "far outside" in far and "would have to cost" in far
-    near = v.copy()
-    near.loc[0, "published_pct"] = near.loc[0, "simulated_mean_pct"]  # as if it matched
-    text = lv.conclusion(results, near)
-    assert "within the published" in text and "would have to cost" not in text
+    v = lv.verdict(results)
+    text = lv.conclusion(results, v)
+    reg = v.set_index("quantity").loc["regression"]
+    assert f"{reg['verdict']} ({reg['reason']})" in text
+    assert results.priced["regression"].describe("{:.2g}") in text
+    other = v.copy()
+    other.loc[0, "verdict"], other.loc[0, "reason"] = "undetermined", "as if it overlapped"
+    assert "undetermined (as if it overlapped)" in lv.conclusion(results, other)
+
+
+def test_figures_have_labelled_axes_and_captions(results):
+    import matplotlib.pyplot as plt
+
+    fig, text = lv.figure_seed004(results)
+    assert all(ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes)
+    assert "What to see" in text and "ceiling" in text
+    plt.close(fig)
+    fig, text = lv.figure_sensitivity(results)
+    assert "What to see" in text
+    plt.close(fig)

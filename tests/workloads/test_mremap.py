@@ -18,6 +18,7 @@ from memcglab.workloads.mremap import (
     MremapPageoutSpec,
     mremap_pageout,
 )
+from memcglab.workloads.mremap_stats import READ_RANGE
 
 SPEC = MremapPageoutSpec(cpus=16, duration=0.02)
 
@@ -80,6 +81,25 @@ def test_stat_updates_read_vmstats_percpu_of_the_cpus_memcg():
                           5 * np.bincount(local["cpu"], minlength=16))
 
 
+def test_the_default_read_rate_is_the_derived_one_and_fractions_average_out():
+    # The default changed from 3 (a failed pageout's own updates) to the derivation over
+    # the whole stressor loop (memcglab.workloads.mremap_stats), about 48 per event.
+    assert MremapPageoutSpec().stat_updates_per_event == READ_RANGE.typical
+    spec = dataclasses.replace(SPEC, stat_updates_per_event=2.25, flush_interval=1e9)
+    s = mremap_pageout(spec)
+    per_event = _count(s, VMSTATS_PERCPU) / _count(s, EVENTS_LOCAL)
+    events = _count(s, EVENTS_LOCAL)
+    assert abs(per_event - 2.25) < 5 * np.sqrt(0.25 * 0.75 / events)  # binomial extra load
+    stat = s.accesses[s.accesses["field"] == VMSTATS_PERCPU]
+    assert set(np.unique(stat["cpu"]).tolist()) == set(range(16))  # every CPU reads
+
+
+def test_whole_rates_keep_the_random_stream_of_integer_rates():
+    a = mremap_pageout(dataclasses.replace(SPEC, stat_updates_per_event=3))
+    b = mremap_pageout(dataclasses.replace(SPEC, stat_updates_per_event=3.0))
+    assert a.accesses.tobytes() == b.accesses.tobytes()
+
+
 def test_notify_writes_at_most_once_per_window_per_memcg():
     spec = dataclasses.replace(SPEC, notify_interval=0.001)
     a = mremap_pageout(spec).accesses
@@ -111,9 +131,9 @@ def test_events_follow_program_order_within_one_event():
     ({"cpus": 0}, "cpus=0: must be an integer between 1 and 8192"),
     ({"swap_fail_rate": -1.0}, "swap_fail_rate=-1.0: must be a number in [0.0, "),
     ({"duration": 0.0}, "duration=0.0: must be a number in (0.0, 3600.0] (seconds)"),
-    ({"duration": 600.0}, "duration=600.0: about 8e+08 accesses; must stay below 5e8"),
+    ({"duration": 60.0}, "duration=60.0: about 9.81e+08 accesses; must stay below 5e8"),
     ({"memcgs": 177}, "memcgs=177: must be an integer between 1 and 176 (at most the CPUs"),
-    ({"stat_updates_per_event": -1}, "stat_updates_per_event=-1: must be an integer between 0"),
+    ({"stat_updates_per_event": -1}, "stat_updates_per_event=-1: must be a number in [0.0, "),
     ({"notify_interval": 0}, "notify_interval=0: must be a number in (0.0, 3600.0]"),
 ])
 def test_invalid_parameters_name_the_field_and_what_is_valid(changes, message):
