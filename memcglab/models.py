@@ -40,6 +40,8 @@ SEED_MAX = (1 << 64) - 1
 
 @dataclass(frozen=True)
 class ModelInfo:
+    """One stock model of the replay contract: its name, kernel, builder and description."""
+
     name: str
     kernel_version: str
     multi: bool  # uses --slots and a victim policy

@@ -76,6 +76,8 @@ LIMIT_CLAMP = 2**63 - 1
 
 
 class State(NamedTuple):
+    """The engine's whole state: globals, RNG, memcgs, slots, per-CPU, stocks, events."""
+
     g: np.ndarray
     rng: np.ndarray
     mc: np.ndarray

@@ -64,6 +64,8 @@ class Hole:
 
 @dataclass(frozen=True)
 class Location:
+    """Where a member lives: byte ``offset`` from the start of the struct, ``size`` bytes."""
+
     offset: int
     size: int
 
