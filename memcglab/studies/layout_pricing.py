@@ -59,7 +59,8 @@ import pandas as pd
 from memcglab.uncertainty import SEED, Alternative, Draws, Prior, Space
 from memcglab.workloads.mremap_stats import READ_RANGE, ReadRange, lock_fraction
 
-__all__ = ["COUNT_COLUMNS", "PRICE_INPUTS", "SHARER_GROWTH", "CountTable", "ceiling",
+__all__ = ["COUNT_COLUMNS", "PRICE_INPUTS", "SHARER_GROWTH", "CountTable", "at_ceiling",
+           "ceiling",
            "cycles_per_event", "loss_pct", "poisson_estimate", "pricing_space", "study_priors"]
 
 #: per-event counts the price needs, as columns of a runs frame
@@ -76,6 +77,22 @@ def ceiling(reads_per_event, cpus: int, writes_per_event: float = 1.0) -> np.nda
     """Most transfers per event on the shared line: ``w + min(r, w (N - 1))`` (module doc)."""
     r = np.atleast_1d(np.asarray(reads_per_event, dtype=float))
     return writes_per_event + np.minimum(r, writes_per_event * (cpus - 1))
+
+
+def at_ceiling(runs: pd.DataFrame, cpus: int, era: str = "blamed") -> pd.DataFrame:
+    """``runs`` with ``era``'s read misses of vmstats_percpu raised to the ceiling
+    ``min(r, N - 1)`` (one write per event): every load misses unless no remote write
+    could have come between. Transfers and invalidations rise by the same number (each
+    extra miss is one more transfer and one more copy a later write invalidates); the
+    write transfers stay as simulated. An upper bound whatever the timing of the loads.
+    """
+    out = runs.copy()
+    m = out["era"] == era
+    cap = np.minimum(out.loc[m, "reads_per_event"].to_numpy(float), cpus - 1.0)
+    add = np.maximum(cap - out.loc[m, "vmstats_misses_per_event"].to_numpy(float), 0.0)
+    for col in ("transfers_per_event", "invalidations_per_event", "vmstats_misses_per_event"):
+        out.loc[m, col] = out.loc[m, col].to_numpy(float) + add
+    return out
 
 
 def poisson_estimate(reads_per_event, cpus: int, writes_per_event: float = 1.0) -> np.ndarray:

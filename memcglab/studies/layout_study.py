@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+from scipy import optimize
 
 from memcglab.cost import CostParams, throughput
 from memcglab.hardware import MachineProfile, load_profile
@@ -49,18 +50,19 @@ from memcglab.layout.scenario import SEED004_FIELDS, run_stream
 from memcglab.published import load
 from memcglab.studies.layout_pricing import (
     CountTable,
+    at_ceiling,
     ceiling,
     loss_pct,
     poisson_estimate,
     pricing_space,
 )
-from memcglab.uncertainty import UncertainResult, summarise
+from memcglab.uncertainty import UncertainResult, at_fixed, summarise
 from memcglab.workloads import MremapPageoutSpec, mremap_pageout
 from memcglab.workloads.mremap_stats import READ_RANGE, ReadRange, path_table
 
 __all__ = ["ERAS_004", "PLACEMENTS", "LayoutParams", "LayoutResults",
            "coherence_runs", "lookup_span", "max_slots_in_one_line", "placement_address",
-           "placements", "priced", "read_sweep", "regressions", "run", "seed004_claim",
+           "placements", "needed", "priced", "read_sweep", "regressions", "run", "seed004_claim",
            "stock_eras", "transfers"]
 
 #: the published table of Vlastimil Babka's ``objdump -t vmlinux`` lines for the 2025-04
@@ -216,16 +218,43 @@ def priced(sweep: pd.DataFrame, cpus: int, profile: MachineProfile, n: int = 102
     published value, and its break-even is where it reaches it; the fix's holds when
     its gap is within the published 0.5%. Those published numbers come in through
     :func:`seed004_claim` (a study may read them; the simulation never does).
+    ``regression_ceiling`` prices the same with every load of the shared line missing
+    up to the ceiling (:func:`~memcglab.studies.layout_pricing.at_ceiling`): a bound,
+    not a prediction, so no verdict reads it.
     """
     counts = CountTable.from_runs(sweep)
+    bound = CountTable.from_runs(at_ceiling(sweep, cpus))
     space = pricing_space(profile.priors, counts.seeds, reads)
     pub, spread, gap = seed004_claim()
     out = {}
-    for era, name, holds, threshold in (
-            ("blamed", "regression", lambda y: np.abs(y - pub) <= spread, pub),
-            ("fixed", "fixed_gap", lambda y: np.abs(y) <= gap, gap)):
-        out[name] = summarise(lambda d, e=era: loss_pct(counts, e, d, cpus), space, n=n,
+    for table, era, name, holds, threshold in (
+            (counts, "blamed", "regression", lambda y: np.abs(y - pub) <= spread, pub),
+            (counts, "fixed", "fixed_gap", lambda y: np.abs(y) <= gap, gap),
+            (bound, "blamed", "regression_ceiling", lambda y: np.abs(y - pub) <= spread, pub)):
+        out[name] = summarise(lambda d, t=table, e=era: loss_pct(t, e, d, cpus), space, n=n,
                               holds=holds, threshold=threshold, unit="%")
+    return out
+
+
+def needed(sweep: pd.DataFrame, cpus: int, profile: MachineProfile, target: float,
+           names: Sequence[str] = ("c2c_transfer", "lock_waiters", "contended_rmw_per_sharer"),
+           reach: float = 1000.0) -> dict[str, float | None]:
+    """The value of each input in ``names`` at which the blamed layout's loss reaches
+    ``target`` % with every other input typical: searched from the prior's ``low`` up to
+    ``reach`` times its ``high``, so it may lie outside the prior (None: not even there)."""
+    counts = CountTable.from_runs(sweep)
+    space = pricing_space(profile.priors, counts.seeds)
+
+    def gap(name: str, x: float) -> float:
+        return float(at_fixed(lambda d: loss_pct(counts, "blamed", d, cpus), space,
+                              {name: np.array([x])})[0]) - target
+
+    out: dict[str, float | None] = {}
+    for name in names:
+        p = space[name]
+        lo, hi = float(p.low), float(p.high) * reach if p.high > 0 else reach
+        out[name] = (float(optimize.brentq(lambda x, n=name: gap(n, x), lo, hi, xtol=1e-6))
+                     if gap(name, lo) * gap(name, hi) < 0 else None)
     return out
 
 
@@ -309,6 +338,8 @@ class LayoutResults:
     sweep: pd.DataFrame
     derivation: pd.DataFrame
     priced: dict[str, UncertainResult]
+    #: input -> its value at which the regression reaches the published one (:func:`needed`)
+    needed: dict[str, float | None]
 
 
 def run(p: LayoutParams) -> LayoutResults:
@@ -321,7 +352,8 @@ def run(p: LayoutParams) -> LayoutResults:
     return LayoutResults(p, stock_eras(), placements(), slot_table("v6.16", p.slots), runs,
                          regressions(runs, p.stream, p.cpu_hz, p.cost), sweep,
                          pd.DataFrame(path_table()),
-                         priced(sweep, p.stream.cpus, profile, p.samples))
+                         priced(sweep, p.stream.cpus, profile, p.samples),
+                         needed(sweep, p.stream.cpus, profile, seed004_claim()[0]))
 
 
 def lookup_span(r: LayoutResults, definition: str) -> int:

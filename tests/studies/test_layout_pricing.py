@@ -18,6 +18,7 @@ from memcglab.studies.layout_pricing import (
     PRICE_INPUTS,
     SHARER_GROWTH,
     CountTable,
+    at_ceiling,
     ceiling,
     cycles_per_event,
     loss_pct,
@@ -121,3 +122,16 @@ def test_the_space_holds_every_input_the_price_reads():
         study_priors({k: v for k, v in HARDWARE.items() if k != "cpu_ghz"})
     with pytest.raises(dataclasses.FrozenInstanceError):
         space["lock_waiters"].high = 100.0  # type: ignore[misc]
+
+
+def test_at_ceiling_raises_only_the_blamed_read_misses_to_the_bound():
+    runs = _runs({"parent": [1.0, 1.0], "blamed": [5.0, 9.0]}, reads=(4.0, 400.0), seeds=(0,))
+    out = at_ceiling(runs, cpus=176).set_index(["era", "reads_per_event"])
+    base = runs.set_index(["era", "reads_per_event"])
+    assert out.loc[("blamed", 4.0), "vmstats_misses_per_event"] == 5.0  # already above 4
+    assert out.loc[("blamed", 400.0), "vmstats_misses_per_event"] == 175.0  # N - 1
+    added = 175.0 - 9.0
+    for col in ("transfers_per_event", "invalidations_per_event"):
+        assert out.loc[("blamed", 400.0), col] == base.loc[("blamed", 400.0), col] + added
+    assert out.loc[("blamed", 400.0), "write_transfers_per_event"] == 9.0
+    assert out.loc["parent"].equals(base.loc["parent"])

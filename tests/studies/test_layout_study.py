@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from memcglab.cost import CostParams
+from memcglab.hardware import load_profile
 from memcglab.published import load
 from memcglab.stats.verdict_rules import VERDICTS
 from memcglab.studies import check_claims, check_counts
@@ -159,3 +160,14 @@ def test_figures_have_labelled_axes_and_captions(results):
     fig, text = lv.figure_sensitivity(results)
     assert "What to see" in text
     plt.close(fig)
+
+
+def test_needed_finds_the_typical_value_at_the_typical_loss(results):
+    profile = load_profile(results.params.profile)
+    typical = float(results.priced["regression"].tornado["y_typical"].iloc[0])
+    got = ls.needed(results.sweep, SMALL.cpus, profile, typical, names=("c2c_transfer",))
+    assert got["c2c_transfer"] == pytest.approx(profile.priors["c2c_transfer"].typical,
+                                                rel=1e-4)
+    assert ls.needed(results.sweep, SMALL.cpus, profile, 99.99,
+                     names=("c2c_transfer",), reach=1.0) == {"c2c_transfer": None}
+    assert set(results.needed) == {"c2c_transfer", "lock_waiters", "contended_rmw_per_sharer"}
