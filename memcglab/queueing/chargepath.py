@@ -59,7 +59,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from memcglab.queueing.lines import LineCounts
-from memcglab.queueing.mva import mva
+from memcglab.queueing.mva import mva_at
 
 __all__ = ["ChargePathParams", "ChargePathLoad", "ChargePathResult", "PARAM_ALIASES",
            "cpu_slowdown", "chargepath_throughput"]
@@ -292,14 +292,13 @@ def chargepath_throughput(load: ChargePathLoad, params: ChargePathParams) -> Cha
     lines = np.asarray(load.shared, dtype=float)[None, :, :] * hold[:, :, None]
     demands = np.concatenate([cpu[..., None], private[..., None], lines], axis=-1)
     delay = np.array([True, True] + [False] * len(load.names))
-    result = mva(demands, 0.0, int(clients.max()), delay=delay)        # (B, P, N+1)
-    pick = (np.arange(b)[:, None], np.arange(clients.size)[None, :], clients[None, :])
-    x = result.throughput[pick]                                         # aggregate, msgs/s
+    result = mva_at(demands, 0.0, clients[None, :], delay=delay)       # (B, P)
+    x = result.throughput                                               # aggregate, msgs/s
     per_flow = x / clients[None, :]
     util = np.where(delay, per_flow[..., None], x[..., None]) * demands
     bits = col["message_bytes"] * 8 / 1e6
     return ChargePathResult(clients=clients, stations=("cpu", "private lines", *load.names),
                             per_flow_rate=per_flow, aggregate_rate=x,
                             per_flow_mbps=per_flow * bits, aggregate_mbps=x * bits,
-                            demands=demands, residence=result.residence[pick],
+                            demands=demands, residence=result.residence,
                             utilisation=util)

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["MvaResult", "mva", "schweitzer", "check_network"]
+__all__ = ["MvaResult", "MvaPoint", "mva", "mva_at", "schweitzer", "check_network"]
 
 #: the largest population the recursions accept (an input guard, not a numerical limit)
 N_MAX = 1_000_000
@@ -88,6 +88,22 @@ class MvaResult:
         """Index of the queueing station with the largest demand (``...`` shape); -1 if none."""
         d = np.where(self.delay, -np.inf, self.demands)
         return np.where(np.isfinite(d.max(axis=-1)), d.argmax(axis=-1), -1)
+
+
+@dataclass(frozen=True)
+class MvaPoint:
+    """Mean performance of each network of a batch at its own population ``n`` (``...``).
+
+    Shapes: ``n``, ``throughput`` and ``response`` ``(...)``; ``residence``,
+    ``queue_lengths`` and ``utilisation`` ``(..., K)``. Units as :class:`MvaResult`.
+    """
+
+    n: np.ndarray
+    throughput: np.ndarray
+    response: np.ndarray
+    residence: np.ndarray
+    queue_lengths: np.ndarray
+    utilisation: np.ndarray
 
 
 def check_network(demands: ArrayLike, think: ArrayLike = 0.0, n: int = 1,
@@ -157,6 +173,51 @@ def mva(demands: ArrayLike, think: ArrayLike = 0.0, n: int = 1,
         x[..., m] = xm
         res[..., m, :] = r
     return _result(d, z, dl, x, res)
+
+
+def mva_at(demands: ArrayLike, think: ArrayLike, n: ArrayLike,
+           delay: ArrayLike | None = None) -> MvaPoint:
+    """Exact MVA of each network of a batch at its own population, keeping no trajectory.
+
+    ``n`` is an integer array broadcast against the batch shape of ``demands``. The
+    recursion runs to ``max(n)``; at step m only the networks with ``n >= m`` are
+    updated, so the work is ``sum(n) * K`` and the memory ``O(batch * K)``: what a
+    sweep over many client counts and parameter points needs.
+
+    >>> p = mva_at([[1.0, 2.0], [1.0, 2.0]], 1.0, [2, 3])
+    >>> [round(float(x), 6) for x in p.throughput], [round(8 / 21, 6), round(63 / 142, 6)]
+    ([0.380952, 0.443662], [0.380952, 0.443662])
+    """
+    nn = np.asarray(n)
+    if nn.size == 0 or not np.issubdtype(nn.dtype, np.integer) or nn.min() < 0:
+        raise ValueError(f"n={nn.tolist()}: must be integer populations >= 0")
+    d0 = np.asarray(demands, dtype=float)
+    shape = np.broadcast_shapes(d0.shape[:-1] if d0.ndim else (), np.shape(think), nn.shape)
+    d, z, dl = check_network(np.broadcast_to(d0, shape + d0.shape[-1:]),
+                             np.broadcast_to(think, shape), int(nn.max()), delay)
+    k = d.shape[-1]
+    pop = np.broadcast_to(nn, shape).ravel()
+    order = np.argsort(-pop, kind="stable")                 # largest populations first
+    df, zf, pf = d.reshape(-1, k)[order], z.ravel()[order], pop[order]
+    # Delay stations never queue: their residence is their demand, a constant that
+    # joins the think time; only the queueing columns are updated.
+    dq = np.ascontiguousarray(df[:, ~dl])
+    fixed = zf + df[:, dl].sum(axis=-1)
+    q = np.zeros_like(dq)
+    x = np.zeros(pf.size)
+    active = np.searchsorted(-pf, -np.arange(1, pf[0] + 2), side="right")  # count n >= m
+    for m in range(1, int(pf[0]) + 1):
+        a = active[m - 1]
+        rm = dq[:a] * (1.0 + q[:a])
+        x[:a] = m / (fixed[:a] + rm.sum(axis=-1))
+        np.multiply(x[:a, None], rm, out=q[:a])
+    r = df.copy()                                           # n = 0: residence D
+    r[:, ~dl] = np.divide(q, x[:, None], out=dq.copy(), where=pf[:, None] > 0)  # R = Q / X
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)
+    xs, rs = x[back].reshape(shape), r[back].reshape(shape + (k,))
+    return MvaPoint(n=pop.reshape(shape), throughput=xs, response=rs.sum(axis=-1), residence=rs,
+                    queue_lengths=xs[..., None] * rs, utilisation=xs[..., None] * d)
 
 
 def schweitzer(demands: ArrayLike, think: ArrayLike = 0.0, n: int = 1, tol: float = 1e-10,

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcglab.queueing import bounds, mva, schweitzer
+from memcglab.queueing import bounds, mva, mva_at, schweitzer
 
 JAIN_34_2 = dict(demands=[2.0, 3.0, 1.0], think=4.0, visits=[16, 10, 5])
 # N: per-visit response times (CPU, A, B), system response time, throughput,
@@ -211,3 +211,30 @@ def test_bounds_are_the_textbook_formulas():
     assert b.throughput_high[10] == pytest.approx(1 / 3)
     assert b.throughput_high[2] == pytest.approx(2 / (10 + 2 / (1 + 4 / 6)))
     assert b.response_low[10] == pytest.approx(10 / (1 / 3) - 4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 5), st.integers(0, 4), st.data())
+def test_mva_at_equals_the_trajectory(k, batch, data):
+    """mva_at at each network's own population is mva's row n, delay stations included."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    d = rng.uniform(0, 1, (batch + 1, k))
+    z = rng.uniform(0, 2, batch + 1)
+    delay = rng.random(k) < 0.3
+    if d[:, ~delay].sum() == 0:
+        d[:, 0] += 0.5
+    n = rng.integers(0, 30, batch + 1)
+    point = mva_at(d, z, n, delay=delay)
+    for i in range(batch + 1):
+        full = mva(d[i], z[i], int(n[i]), delay=delay)
+        assert point.throughput[i] == pytest.approx(full.throughput[n[i]], rel=1e-12)
+        assert point.residence[i] == pytest.approx(full.residence[n[i]], rel=1e-10)
+        assert point.queue_lengths[i] == pytest.approx(full.queue_lengths[n[i]], rel=1e-10,
+                                                       abs=1e-15)
+
+
+def test_mva_at_errors():
+    with pytest.raises(ValueError, match="n=\\[1.5\\]"):
+        mva_at([1.0], 0.0, [1.5])
+    with pytest.raises(ValueError, match="n=\\[-1\\]"):
+        mva_at([1.0], 0.0, [-1])
