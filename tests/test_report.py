@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 
 import nbformat
 import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memcglab.report import (
     CLAIMS_HEADING,
@@ -16,6 +20,7 @@ from memcglab.report import (
     collect,
     conclusion_of,
     counts_table,
+    format_interval,
     render_html,
     render_markdown,
     title_of,
@@ -158,3 +163,16 @@ def test_a_caption_that_quotes_an_interval_keeps_its_image_link_whole():
     md = render_markdown([s], {"quick": True})
     assert "![LRU costs +1.8% \\[−0.1, +4.9\\] (90%).](02_p/f.png)" in md
     assert 'src="02_p/f.png" alt="LRU costs +1.8% [−0.1, +4.9] (90%)."' in render_html(md)
+
+
+@given(st.floats(-1e5, 1e5), st.floats(0, 1e5), st.none() | st.floats(-1e5, 1e5))
+def test_an_interval_is_rendered_to_within_its_shown_precision(low, width, estimate):
+    high = low + width
+    row = {"low": low, "high": high, "unit": "cycles/packet", "estimate": estimate}
+    text = format_interval(row)
+    numbers = [float(x.replace("−", "-")) for x in re.findall(r"[+−]?\d+(?:\.\d+)?", text)]
+    shown = re.search(r"\[(\S+), (\S+)\]", text).groups()
+    decimals = len(shown[0].split(".")[1]) if "." in shown[0] else 0
+    want = [low, high] if estimate is None else [estimate, low, high]
+    assert numbers == pytest.approx(want, abs=0.51 * 10 ** -decimals + 1e-9 * abs(high))
+    assert text.endswith("cycles/packet") or "cycles/packet [" in text
