@@ -20,6 +20,11 @@ then the next. Per message a flow spends
   transfers that cross sockets) plus ``cycles_per_sharer`` for every writing CPU
   beyond two. A line is owned by one CPU at a time, so writers queue FCFS.
 
+Product form treats each line's hold time as exponential; a transfer's hold time is
+nearly constant, and an M/D/1 queue waits half as long as an M/M/1 one, so near a
+line's saturation the model errs on the slow side (its bottleneck throughput, 1/D,
+is exact either way).
+
 Why these choices. netperf's sender, softirq and receiver are busy the whole run, so
 a flow's threads occupy their CPUs whether the flow is computing or stalled on a
 line: the occupancy is ``n * cpus_per_flow`` threads, fixed for a given n, and the
@@ -143,10 +148,10 @@ class ChargePathParams:
 
         >>> ChargePathParams.from_params({"c2c_transfer": 300.0, "cpu_ghz": 2.5}).c2c_cycles
         300.0
-        >>> ChargePathParams.from_params({"c2c": 1.0})
+        >>> ChargePathParams.from_params({"c2c": 1.0})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: params: unknown name 'c2c'; valid: other_cycles, memcg_extra_cycles, ...
+        ValueError: params: unknown name 'c2c'; valid: the fields other_cycles, ...
         """
         names = {f.name for f in fields(cls)}
         out: dict[str, ArrayLike] = {}
@@ -155,8 +160,9 @@ class ChargePathParams:
                 continue
             name = PARAM_ALIASES.get(key, key)
             if name not in names:
-                raise ValueError(f"params: unknown name {key!r}; valid: "
-                                 f"{', '.join(f.name for f in fields(cls))[:48]}...")
+                raise ValueError(f"params: unknown name {key!r}; valid: the fields "
+                                 f"{', '.join(f.name for f in fields(cls))} or the prior "
+                                 f"names {', '.join(PARAM_ALIASES)}")
             if name in out:
                 raise ValueError(f"params: {key!r} sets {name!r} twice")
             out[name] = value
