@@ -4,7 +4,13 @@
 (:func:`memcglab.workloads.mremap_pageout`) over each layout at a grid of
 ``vmstats_percpu`` read rates; :class:`CountTable` keeps, per seed, era and rate,
 the transfers, the write transfers, the copies invalidated and the read misses of
-``vmstats_percpu`` per swap-fail event, and interpolates them in log(rate).
+``vmstats_percpu`` per swap-fail event, and interpolates them in log(rate). The stream
+makes each CPU's events Poisson and spreads its loads evenly between them; the
+stressor's events really come in bursts (one MADV_PAGEOUT call fails a whole
+region's pages in a row) and its loads in batches (an LRU batch updates the LRU size
+up to 31 times under one lock hold), which would make fewer loads find the line
+invalidated. That timing is a modelling choice; the ceiling below does not depend on
+it, and :func:`at_ceiling` prices it.
 
 **Ceiling.** A CPU's cached copy of a line can be invalidated only by another CPU's
 write, so it misses at most once per remote write and at most once per own read.
