@@ -38,18 +38,22 @@ class Topology:
 
     @property
     def cpus(self) -> int:
+        """Online CPUs."""
         return len(self.package)
 
     @property
     def sockets(self) -> int:
+        """Distinct packages."""
         return len(set(self.package.values()))
 
     @property
     def cores(self) -> int:
+        """Distinct (package, core) pairs."""
         return len(set(self.core.values()))
 
     @property
     def smt(self) -> int:
+        """Most hardware threads on one core."""
         per = np.unique(list(self.core.values()), axis=0, return_counts=True)[1]
         return int(per.max())
 
