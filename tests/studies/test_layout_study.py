@@ -171,3 +171,28 @@ def test_needed_finds_the_typical_value_at_the_typical_loss(results):
     assert ls.needed(results.sweep, SMALL.cpus, profile, 99.99,
                      names=("c2c_transfer",), reach=1.0) == {"c2c_transfer": None}
     assert set(results.needed) == {"c2c_transfer", "lock_waiters", "contended_rmw_per_sharer"}
+
+
+class _Interval:
+    """A stand-in for an UncertainResult: what verdict_004_rules reads."""
+
+    def __init__(self, low, high, sources=frozenset({"parameters", "seeds"})):
+        self.low, self.high, self.median = low, high, (low + high) / 2
+        self.coverage, self.sources = 0.9, sources
+
+    def as_claim_columns(self):
+        return {"p_holds": 0.5, "driver": "c2c_transfer", "break_even": "none"}
+
+
+@pytest.mark.parametrize("low, high, word", [
+    (3.0, 6.0, "reproduced"), (0.3, 2.3, "refuted"), (-0.5, 5.0, "undetermined")])
+def test_verdict_004_rules_judge_the_regression_as_a_difference(low, high, word):
+    from memcglab.stats.verdicts import verdict_004_rules
+
+    v = verdict_004_rules(_Interval(low, high), _Interval(0.0, 0.0)).set_index("quantity")
+    assert v.loc["regression", "verdict"] == word
+    assert (v.loc["regression", "published_low_pct"], v.loc["fixed_gap", "published_high_pct"]
+            ) == (4.38, 0.5)
+    assert v.loc["fixed_gap", "verdict"] == "reproduced"
+    seeds_only = verdict_004_rules(_Interval(3.0, 6.0, frozenset({"seeds"})))
+    assert seeds_only.loc[0, "verdict"] == "undetermined" and len(seeds_only) == 1
