@@ -123,3 +123,15 @@ def test_ci_builds_the_wheel_and_the_docs():
     ci = (ROOT / ".ci" / "run").read_text()
     assert ".ci/wheel_check.sh" in ci and ".ci/docs.sh" in ci
     assert "sphinx-build -W" in (ROOT / ".ci" / "docs.sh").read_text()
+
+
+def test_every_non_python_file_inside_the_package_is_package_data():
+    import fnmatch
+
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["*"]
+    stray = [p.relative_to(ROOT).as_posix() for p in (ROOT / "memcglab").rglob("*")
+             if p.is_file() and p.suffix not in (".py", ".pyc", ".nbi", ".nbc")
+             and "__pycache__" not in p.parts and not p.name.startswith(".")
+             and not any(fnmatch.fnmatch(p.name, pat) for pat in patterns)]
+    assert stray == [], f"not shipped in the wheel (add a pattern to package-data): {stray}"
