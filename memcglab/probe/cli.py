@@ -16,7 +16,8 @@ repeated runs with its interquartile range. The result is a machine profile
 to ``--out``, and the pair heatmap beside it (``OUT-c2c.png``).
 
 A user error (no compiler, fewer than two CPUs, a bad ``--cpus`` list) exits with
-status 2 and one line on stderr.
+status 2 and one line on stderr; a measurement outside the plausible range of its
+parameter (a machine too busy to measure) exits with status 1, writing nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from memcglab.hardware import HardwareDataError
 from memcglab.probe.bench import ProbeError, compile_bench
 from memcglab.probe.heatmap import heatmap_png
 from memcglab.probe.measure import FULL, QUICK, measure, total_lines
@@ -121,7 +123,12 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(e))
     finally:
         bar.close()
-    profile = to_profile(result, name=args.name)
+    try:
+        profile = to_profile(result, name=args.name)
+    except HardwareDataError as e:
+        print(f"memcglab probe: error: a measurement is implausible (a very busy machine?): "
+              f"{e}", file=sys.stderr)
+        return 1
     atomic_write(out, lambda f: f.write(profile.to_toml().encode()))
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", out.stem).lstrip("._-") or "probe"
     png = heatmap_png(result, out.parent / f"{stem}-c2c")

@@ -5,7 +5,9 @@ the median in cycles, spread = the wider half of the interquartile range; the no
 keeps the ns figures, the quartiles, the extremes and the clock used. What the probe
 does not measure (``slot_compare``, ``stock_lock``, ``call``, ``random_u32``,
 ``other_cycles_per_packet``, and cross-socket transfers on a one-socket machine)
-keeps its generic prior. The machine's facts come from sysfs topology.
+keeps its generic prior. The machine's facts come from sysfs topology. A measured
+value outside the parameter's plausible range (``memcglab.hardware.PARAMETERS``) is
+a :class:`memcglab.hardware.HardwareDataError`, not a profile.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 from scipy import stats
 
 from memcglab.hardware import Curve, MachineProfile, load_curves, load_priors
+from memcglab.hardware.schema import prior_from_table, prior_to_table
 from memcglab.probe.measure import ProbeResult, Stat
 from memcglab.uncertainty.priors import Prior
 
@@ -86,13 +89,18 @@ def _narrow(generic: Prior, s: Stat, ghz: float | None, what: str, source: str) 
     """A narrow prior around ``s`` (ns, or already in the prior's unit when ``ghz`` is None)."""
     c = s.scaled(ghz) if ghz else s
     ns = f"; {s.describe('ns')} at {ghz:.3f} GHz" if ghz else ""
-    p = generic.narrowed(_sig(c.median), _sig(c.half_iqr), source)
-    return replace(p, note=f"{what}: median {c.describe(generic.unit)}{ns}")
+    p = generic.narrowed(_sig(c.median), c.half_iqr, source)
+    lo, hi = _sig(p.low, 6), _sig(p.high, 6)
+    p = replace(p, low=lo, high=hi, shape=p.shape if lo < hi else "point",
+                note=f"{what}: median {c.describe(generic.unit)}{ns}")
+    if p.shape == "point":
+        p = replace(p, low=p.typical, high=p.typical)
+    return p
 
 
-def _sig(v: float) -> float:
-    """``v`` to 4 significant digits: the runs' spread is far wider than that."""
-    return float(f"{v:.4g}")
+def _sig(v: float, digits: int = 4) -> float:
+    """``v`` to ``digits`` significant digits: the runs' spread is far wider than 4."""
+    return float(f"{v:.{digits}g}")
 
 
 def _pair_groups(r: ProbeResult, topo: Topology) -> dict[str, list[float]]:
@@ -147,11 +155,13 @@ def to_profile(r: ProbeResult, name: str = "probed", topo: Topology | None = Non
     if slope is not None:
         pri["contended_rmw_per_sharer"] = slope
     facts = {"cpus": topo.cpus, "sockets": topo.sockets, "cores": topo.cores,
-             "smt": topo.smt, "ghz": round(ghz, 4)}
+             "smt": topo.smt, "ghz": pri["cpu_ghz"].typical}
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     base = MachineProfile(name=name, priors=dict(generic), curves=dict(curves),
                           model=_cpu_model(), memory_gb=round(mem, 1), inferred=(),
                           source=src, note=_note(r), **facts)
+    for n, p in pri.items():  # a figure outside the plausible range is not a measurement
+        prior_from_table("the probe's measurements", n, prior_to_table(p))
     return base.with_priors(pri, own_curves)
 
 

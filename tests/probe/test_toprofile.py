@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcglab.hardware import load_priors
+from memcglab.hardware import HardwareDataError, load_priors, load_profile
 from memcglab.probe.measure import QUICK, ProbeResult, Stat, sharer_counts, total_lines
 from memcglab.probe.toprofile import Topology, to_profile
 
@@ -72,6 +76,28 @@ def test_contention_curve_and_its_slope():
     two = to_profile(_result({(0, 1): 40.0}, {1: 5.0, 2: 50.0}, cpus=(0, 1)),
                      topo=Topology({0: 0, 1: 0}, {0: (0, 0), 1: (0, 1)}))
     assert "contended_rmw_per_sharer" not in two.overrides
+
+
+def test_an_implausible_measurement_is_refused():
+    pairs = {k: 1e5 for k in PAIRS}                 # 100 us: a scheduler, not a cache
+    with pytest.raises(HardwareDataError, match="c2c_transfer.*=200000.0: outside the plausible"):
+        to_profile(_result(pairs, {1: 5.0, 2: 50.0}), topo=TWO_SOCKETS)
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.floats(0.2, 5.0), st.floats(0.0, 2.0), st.floats(20.0, 400.0), st.floats(0.0, 50.0),
+       st.floats(1.0, 5.0), st.floats(0.0, 0.3))
+def test_plausible_measurements_always_give_a_loadable_profile(l1, spread, c2c, c2c_spread,
+                                                               ghz, ghz_spread):
+    r = _result({k: c2c for k in PAIRS}, {1: 5.0, 2: 50.0})
+    r = replace(r, core_ghz=Stat.of([ghz, ghz + ghz_spread / 3, ghz + ghz_spread]))
+    r.local_ns["l1"] = Stat.of([l1, l1 + spread / 2, l1 + spread])
+    r.pair_ns[(0, 2)] = Stat.of([c2c, c2c + c2c_spread])
+    p = to_profile(r, topo=TWO_SOCKETS)
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "p.toml"
+        f.write_text(p.to_toml())
+        assert load_profile(f) == p
 
 
 def test_busy_machine_is_flagged_in_the_curve_note():
