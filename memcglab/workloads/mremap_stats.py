@@ -35,8 +35,9 @@ fault                 handle_mm_fault: count_memcg_event_mm (PGFAULT)    1      
 fault                 folio_add_new_anon_rmap -> __lruvec_stat_mod_      1      no
                       folio (NR_ANON_MAPPED)
 fault                 folio_add_lru_vma -> lru_add -> update_lru_size    1      yes
-charge                charge_memcg -> commit_charge (memcg1_commit_       0      -
-                      charge is compiled out with CONFIG_MEMCG_V1=n)
+charge                charge_memcg -> commit_charge                      0      -
+                      (memcg1_commit_charge is compiled out with
+                      CONFIG_MEMCG_V1=n)
 zero-page fault       MADV_POPULATE_READ: handle_mm_fault (PGFAULT)      1      no
 pageout (per event)   madvise_cold_or_pageout_pte_range ->               1      yes
                       folio_isolate_lru -> lruvec_del_folio
