@@ -5,6 +5,8 @@ import math
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from memcglab.stats.verdict_rules import judge, load_rules, rules_path
 
@@ -151,3 +153,20 @@ def test_a_rules_file_other_than_the_default_is_applied(tmp_path):
     p.write_text(GOOD.replace("touching_counts_as_overlap = true",
                               "touching_counts_as_overlap = false"))
     assert judge("value", 1, 3, 3.0, 5.0, sources=FULL, coverage=0.9, rules=p).word == "refuted"
+
+
+_num = st.floats(-100, 100, allow_nan=False)
+
+
+@given(_num, _num, _num, _num, st.sampled_from(["value", "difference"]))
+def test_verdicts_follow_the_declared_definitions(a, b, c, d, kind):
+    b_lo, b_hi = sorted((a, b))
+    lo, hi = sorted((c, d))
+    assume(kind == "value" or not b_lo <= 0 <= b_hi)
+    v = J(kind, b_lo, b_hi, lo, hi)
+    assert (v.word == "refuted") == (hi < b_lo or lo > b_hi)
+    if v.word == "reproduced":
+        assert (lo <= b_lo and b_hi <= hi) or (b_lo < b_hi and b_lo <= lo and hi <= b_hi)
+        assert kind == "value" or not lo <= 0 <= hi
+    # without parameter uncertainty nothing is decided
+    assert J(kind, b_lo, b_hi, lo, hi, sources={"seeds", "alternatives"}).word == "undetermined"
