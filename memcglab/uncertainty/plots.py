@@ -42,6 +42,10 @@ def sensitivity_figure(result: UncertainResult, quantity: str, top: int = 10):
     ylab = [f"{r.input} ({r.unit})" for r in t.itertuples()]
     pos = np.arange(len(t))[::-1]
     for y, r in zip(pos, t.itertuples(), strict=True):
+        if r.swing == 0 and r.y_low == base:
+            ax1.annotate("no effect", (base, y), xytext=(4, 0), textcoords="offset points",
+                         va="center", fontsize=8, color="0.4")
+            continue
         for val, lab, c in ((r.y_low, r.at_low, pal[0]), (r.y_high, r.at_high, pal[1])):
             ax1.barh(y, val - base, left=base, color=c, height=0.6)
             ax1.annotate(lab, (val, y), xytext=(3 if val >= base else -3, 0),
@@ -54,7 +58,7 @@ def sensitivity_figure(result: UncertainResult, quantity: str, top: int = 10):
     ax1.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=pal[0]),
                         plt.Rectangle((0, 0), 1, 1, color=pal[1])],
                labels=["input low (or lowest option)", "input high (or highest option)"],
-               loc="lower right", fontsize=8)
+               loc="best", fontsize=8)
     s = pd.DataFrame({"input": list(result.sobol_total.index) * 2,
                       "index": list(result.sobol_first.to_numpy())
                       + list(result.sobol_total.to_numpy()),
@@ -63,7 +67,8 @@ def sensitivity_figure(result: UncertainResult, quantity: str, top: int = 10):
     order = list(t["input"])
     sns.barplot(data=s[s["input"].isin(order)], y="input", x="index", hue="kind", order=order,
                 ax=ax2, palette="colorblind")
-    ax2.set_xlabel("Sobol index (share of variance, dimensionless)")
+    ax2.set_xlabel("Sobol index (variance share, dimensionless)")
+    ax2.legend(title=None, fontsize=8)
     ax2.set_ylabel("")
     ax2.set_xlim(0, max(1.0, float(np.nanmax(s["index"])) if len(s) else 1.0))
     ax2.set_title("variance shares, all inputs varying")

@@ -41,9 +41,9 @@ def _fmt(x: float) -> str:
 
 def format_break_even(space: Space, break_even: Mapping[str, float | None]) -> str:
     """Break-even values as a sentence fragment, e.g.
-    ``"c2c_transfer = 212 cycles; atomic_rmw: none in [10, 40] cycles"``."""
+    ``"c2c_transfer = 212 cycles; atomic_rmw: none in [10, 40] cycles"`` (crossings first)."""
     parts = []
-    for name, v in break_even.items():
+    for name, v in sorted(break_even.items(), key=lambda kv: kv[1] is None):
         p = space[name]
         assert isinstance(p, Prior)
         parts.append(f"{name} = {_fmt(v)} {p.unit}" if v is not None else
