@@ -55,6 +55,7 @@ class Rules:
     touching_overlaps: bool
     reproduced_when: dict[str, tuple[str, ...]]
     exclude_zero: dict[str, bool]
+    max_width_ratio: dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def load_rules(path: str | os.PathLike[str] | None = None) -> Rules:
     if not isinstance(kinds, dict) or set(kinds) != set(KINDS):
         got = sorted(kinds) if isinstance(kinds, dict) else kinds
         raise ValueError(f"{path}: field kinds={got!r}: must define exactly {list(KINDS)}")
-    when, zero = {}, {}
+    when, zero, ratio = {}, {}, {}
     for k in ("value", "difference"):
         t = kinds[k]
         w = _field(path, t, "reproduced_when", f"kinds.{k}.")
@@ -114,11 +115,16 @@ def load_rules(path: str | os.PathLike[str] | None = None) -> Rules:
             raise ValueError(f"{path}: field kinds.{k}.reproduced_when={w!r}: must be a "
                              f"non-empty list drawn from {list(_MATCHES)}")
         when[k], zero[k] = tuple(w), _bool(path, t, "exclude_zero", f"kinds.{k}.")
+        m = _field(path, t, "max_width_ratio", f"kinds.{k}.")
+        if isinstance(m, bool) or not isinstance(m, int | float) or not m > 0:
+            raise ValueError(f"{path}: field kinds.{k}.max_width_ratio={m!r}: must be a "
+                             "number > 0")
+        ratio[k] = float(m)
     if _field(path, kinds["structural"], "exact", "kinds.structural.") is not True:
         raise ValueError(f"{path}: field kinds.structural.exact must be true: structural "
                          "claims are checked exactly")
     return Rules(str(path), hashlib.sha256(raw).hexdigest(), float(cov), frozenset(req),
-                 touching, when, zero)
+                 touching, when, zero, ratio)
 
 
 def _number(name: str, v: Any, default: float | None) -> float:
@@ -211,6 +217,11 @@ def judge(claim_kind: str, published_low: Any = None, published_high: Any = None
     agree = ("contains" in r.reproduced_when[claim_kind] and contains) or \
         ("within" in r.reproduced_when[claim_kind] and within)
     how = "contains the" if contains else "lies inside the"
+    magnitude = max(abs(v) for v in (b_lo, b_hi) if math.isfinite(v))
+    if agree and not within and hi - lo > r.max_width_ratio[claim_kind] * magnitude:
+        return out("undetermined", f"{pred} {how} {band} but is too wide to decide: wider "
+                                   f"than {r.max_width_ratio[claim_kind]:g} x the published "
+                                   f"magnitude {magnitude:.4g}")
     if agree and r.exclude_zero[claim_kind] and lo <= 0 <= hi:
         return out("undetermined", f"{pred} {how} {band} but includes zero: the sign of "
                                    "the difference is not settled")

@@ -12,8 +12,8 @@ from memcglab.stats.verdict_rules import judge, load_rules, rules_path
 
 # Change these only together with the rules, in a commit that says why (verdict_rules.md).
 PINNED = {
-    "verdict_rules.toml": "4dea9313a2e8f5806ee3f30e113ca9dde69a66b93ef3f9840eee9c017c520ba6",
-    "verdict_rules.md": "4b53a5975e35ab33c38ca133ccd3642f499f7dc954e3de0d22a291bb83ca3038",
+    "verdict_rules.toml": "fb9e8ecfae1577865698bf077dd324acb6b40fc658efad019c62607e997cd7cb",
+    "verdict_rules.md": "8150aed788cc45d65aef6cc47ca574ef71d931b8bda512e149dffba54a38613b",
 }
 FULL = {"parameters", "alternatives", "seeds"}
 
@@ -51,7 +51,11 @@ def test_rules_load_and_verdict_carries_their_hash():
     ("value", (3, 3), (3.0, 5.0), "reproduced"),           # a point at the interval's end
     ("value", (1, 3), (1.0, 3.0), "reproduced"),           # identical
     # difference: must also exclude zero
-    ("difference", (1, 3), (0.5, 4.9), "reproduced"),
+    ("difference", (1, 3), (0.5, 3.4), "reproduced"),
+    ("difference", (1, 3), (0.5, 4.9), "undetermined"),   # contains, but wider than 3
+    # too wide to decide: contains the point, but wider than the published magnitude
+    ("value", (4.38, 4.38), (0.1, 40.0), "undetermined"),
+    ("value", (4.38, 4.38), (0.2, 4.5), "reproduced"),    # width 4.3 <= 4.38
     ("difference", (1, 3), (-0.1, 4.9), "undetermined"),   # crosses zero
     ("difference", (1, 3), (0.0, 4.9), "undetermined"),   # ends at zero: not excluded
     ("difference", (1, 3), (-2.0, -0.5), "refuted"),
@@ -115,9 +119,11 @@ touching_counts_as_overlap = true
 [kinds.value]
 reproduced_when = ["contains", "within"]
 exclude_zero = false
+max_width_ratio = 1.0
 [kinds.difference]
 reproduced_when = ["contains"]
 exclude_zero = true
+max_width_ratio = 2
 [kinds.structural]
 exact = true
 """
@@ -132,6 +138,8 @@ exact = true
     ('["contains"]', '["overlaps"]', "field kinds.difference.reproduced_when"),
     ("exclude_zero = true", "", "field kinds.difference.exclude_zero is missing"),
     ("exact = true", "exact = false", "field kinds.structural.exact"),
+    ("max_width_ratio = 2", "max_width_ratio = 0", "field kinds.difference.max_width_ratio=0"),
+    ("max_width_ratio = 1.0\n", "", "field kinds.value.max_width_ratio is missing"),
     ("[kinds.structural]\nexact = true\n", "", "field kinds="),
     ("schema_version = 1", "schema_version = 2", "field schema_version=2"),
     ("coverage = 0.9", "coverage = ", "not valid TOML"),
@@ -153,6 +161,10 @@ def test_a_rules_file_other_than_the_default_is_applied(tmp_path):
     p.write_text(GOOD.replace("touching_counts_as_overlap = true",
                               "touching_counts_as_overlap = false"))
     assert judge("value", 1, 3, 3.0, 5.0, sources=FULL, coverage=0.9, rules=p).word == "refuted"
+    # this file lets a difference interval be twice the published magnitude
+    p.write_text(GOOD)
+    assert judge("difference", 1, 3, 0.5, 6.0, sources=FULL, coverage=0.9,
+                 rules=p).word == "reproduced"
 
 
 _num = st.floats(-100, 100, allow_nan=False)
@@ -168,5 +180,7 @@ def test_verdicts_follow_the_declared_definitions(a, b, c, d, kind):
     if v.word == "reproduced":
         assert (lo <= b_lo and b_hi <= hi) or (b_lo < b_hi and b_lo <= lo and hi <= b_hi)
         assert kind == "value" or not lo <= 0 <= hi
+        if not (b_lo < b_hi and b_lo <= lo and hi <= b_hi):  # reproduced by containing
+            assert hi - lo <= max(abs(b_lo), abs(b_hi))
     # without parameter uncertainty nothing is decided
     assert J(kind, b_lo, b_hi, lo, hi, sources={"seeds", "alternatives"}).word == "undetermined"
