@@ -1,0 +1,34 @@
+"""Study 1's pre-registration is pinned: any change is a commit of its own, with its reason."""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+
+import pytest
+
+from memcglab.resources import data_dir
+
+PINNED = {
+    "study01.md": "7629903026af0f7aa3686ecf1ea488a2bb34d40115e76bf638f9e859b7bc9e14",
+    "study01.toml": "9badc69e553ff8a86be41ab006685572d4c87c9638a7642d3f74b35865a5cf1c",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_the_registration_is_unchanged(name):
+    data = (data_dir() / "preregistration" / name).read_bytes()
+    assert hashlib.sha256(data).hexdigest() == PINNED[name], (
+        f"data/preregistration/{name} changed: a registration changes only in a commit of "
+        "its own that says why; update PINNED there")
+
+
+def test_the_twin_states_what_the_words_state():
+    doc = tomllib.loads((data_dir() / "preregistration" / "study01.toml").read_text())
+    words = (data_dir() / "preregistration" / "study01.md").read_text()
+    assert doc["fit"]["parameters"] == ["other_cycles", "c2c_cycles"]
+    assert doc["scoring"]["goal_mape_pct"] == 10.0 and doc["scoring"]["goal_rows_covered"] == 6
+    for name in doc["priors"]:
+        assert f"`{name}`" in words, name
+    for name in doc["variants"]:
+        assert f"`{name}`" in words, name
