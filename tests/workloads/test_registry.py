@@ -17,11 +17,19 @@ SMALL = {
     "netperf_rx": {"cpus": 6, "clients": 4, "messages": 200},
     "madvise_fault": {"cpus": 6, "cgroups": 3, "region_pages": 20, "iterations": 2, "trials": 2},
     "synthetic": {"cpus": 3, "memcgs": 10, "active_per_cpu": 4, "charges_per_cpu": 100},
+    "loopback_rr": {"cpus": 6, "instances": 3, "transactions": 60},
+    "loopback_stream": {"cpus": 6, "instances": 3, "messages": 60},
+    "unix_stream": {"cpus": 6, "pairs": 3},
+    "netperf_migrating": {"cpus": 6, "clients": 4, "messages": 200},
+    "sched_migration": {"cpus": 6, "cgroups": 8, "operations": 200},
+    "many_cgroups": {"cpus": 3, "cgroups_per_cpu": 9, "operations": 200},
 }
 
 
 def test_registries_name_the_issue_workloads():
-    assert set(WORKLOADS) == {"netperf_rx", "madvise_fault", "synthetic"}
+    assert set(WORKLOADS) == {"netperf_rx", "madvise_fault", "synthetic", "loopback_rr",
+                              "loopback_stream", "unix_stream", "netperf_migrating",
+                              "sched_migration", "many_cgroups"}
     assert set(ACCESS_WORKLOADS) == {"mremap_pageout"}
 
 
