@@ -21,7 +21,8 @@ FORBIDDEN = ("memcglab.published", "memcglab.stats")
 #: the simulation side, as globs relative to the package directory
 SIMULATION = ["kernel/**/*.py", "replay*.py", "trace.py", "engine/**/*.py", "engine.py",
               "workloads/**/*.py", "workloads.py", "layout/**/*.py", "cost.py", "events.py",
-              "models.py"]
+              "models.py", "queueing/**/*.py", "hardware/**/*.py", "uncertainty/**/*.py",
+              "probe/**/*.py"]
 
 
 def module_name(path: Path, root: Path = PKG) -> str:
