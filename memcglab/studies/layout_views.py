@@ -141,7 +141,9 @@ def figure_seed004(r: LayoutResults) -> tuple[plt.Figure, str]:
             "for independent Poisson reads and writes; the green band is the derived range. "
             f"What to see: at the typical rate the simulator gives {sim:.1f} transfers per "
             f"event, under the ceiling's {float(ceiling(READ_RANGE.typical, cpus)[0]):.1f}; "
-            "the reads, not the writes, bound the misses over the whole derived range.")
+            + ("the reads, not the remote writes, bound the misses over the whole derived "
+               "range." if READ_RANGE.high < cpus - 1 else
+               f"above {cpus - 1} loads per event the remote writes bound the misses."))
     return fig, text
 
 
