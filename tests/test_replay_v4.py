@@ -11,7 +11,7 @@ import pytest
 
 from memcglab.engine import replay_compiled
 from memcglab.replay import Replayer, conservation_violation, dumps, replay
-from memcglab.trace import parse_text
+from memcglab.trace import OP_SET_MAX, Trace, make_ops, parse_text
 from tests.contract import EXAMPLE, EXAMPLE_V4_JSON, V4_DRAIN_EXAMPLE, V4_DRAIN_EXAMPLE_JSON
 from tests.test_replay_cli import replay_cli  # noqa: F401 - the in-process CLI fixture
 
@@ -68,3 +68,28 @@ def test_check_bound_is_batch_minus_one():
     stock.nr_pages, r.held[1] = 8, 0
     assert conservation_violation(r.machine, r.held) == (
         "cpu 1 stock of memcg 1 holds 8 pages (batch 8, at most 7)")
+
+
+def test_both_engines_report_a_stock_past_batch_minus_one_alike():
+    # A correct model never gets there, so both machines are pushed: CPU 1's stock of
+    # memcg 1 is set to the full batch with the held pages lowered to match (conserved),
+    # then one more operation runs under --check.
+    from memcglab.engine import Engine
+    from memcglab.engine import InvariantViolation as CompiledViolation
+    from memcglab.engine.state import F_HELD
+    from memcglab.replay import InvariantViolation
+
+    first = parse_text("memcglab-trace 1\ncpus 2\ncgroup 1 0\ncharge 1 1 1\n")
+    then = Trace(2, make_ops([(OP_SET_MAX, -1, 1, 100)]))
+    faithful = Replayer(2, "pcstock-v4", batch=8, check=True)
+    faithful.run(first)
+    faithful.machine.memcgs[1].memory.stock[1].nr_pages, faithful.held[1] = 8, 0
+    compiled = Engine(2, "pcstock-v4", batch=8, check=True)
+    compiled.feed(first.ops)
+    compiled.state.pcs[1, 1], compiled.state.mc[F_HELD, 1] = 8, 0
+    with pytest.raises(InvariantViolation) as want:
+        faithful.run(then)
+    with pytest.raises(CompiledViolation) as got:
+        compiled.feed(then.ops)
+    assert str(got.value).split(": ", 1)[1] == str(want.value).split(": ", 1)[1]
+    assert str(want.value).endswith("holds 8 pages (batch 8, at most 7)")
