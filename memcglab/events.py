@@ -22,7 +22,8 @@ __all__ = ["EVENT_NAMES", "EVENT_DOCS", "ChargeEvents"]
 #: name -> what one count means
 EVENT_DOCS: dict[str, str] = {
     "charges": "charge operations (try_charge_memcg calls)",
-    "uncharges": "uncharge operations through refill_stock (or pcstock page_counter_uncharge)",
+    "uncharges": "uncharge operations through refill_stock "
+                 "(pcstock, pcstock-v4: page_counter_uncharge)",
     "uncharges_direct": "memcg_uncharge operations (folio uncharge path)",
     "stock_hits": "charges served by a per-CPU stock without a page_counter walk",
     "miss_absent": "consume_stock found no slot caching the memcg",
@@ -31,7 +32,7 @@ EVENT_DOCS: dict[str, str] = {
     "evictions": "occupied slots drained to make room for another memcg",
     "walks": "hierarchical page_counter walks (try_charge, charge, uncharge, cancel)",
     "walk_levels": "page_counter levels touched by all walks (sum of walk depths)",
-    "drains": "slots (or pcstock per-CPU stocks) drained with pages in them",
+    "drains": "slots (or pcstock and pcstock-v4 per-CPU stocks) drained with pages in them",
     "slots_scanned": "stock slots read by consume_stock and refill_stock lookups",
     "lru_writes": "LRU bookkeeping writes (multi-lru: a slot made most recently used)",
     "usage_transfers": "walk levels whose counter usage was last written by another CPU",
