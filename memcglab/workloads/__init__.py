@@ -43,6 +43,7 @@ from memcglab.workloads.migration import (
 )
 from memcglab.workloads.mremap import MremapPageoutSpec, mremap_pageout
 from memcglab.workloads.netperf import NetperfRxSpec, netperf_rx
+from memcglab.workloads.paired_migration import NetperfPairedSpec, netperf_paired
 from memcglab.workloads.synthetic import SyntheticSpec, synthetic
 from memcglab.workloads.unix_stream import UnixStreamSpec, unix_stream
 
@@ -56,6 +57,7 @@ __all__ = [
     "ManyCgroupsSpec",
     "MremapPageoutSpec",
     "NetperfMigratingSpec",
+    "NetperfPairedSpec",
     "NetperfRxSpec",
     "SchedMigrationSpec",
     "SyntheticSpec",
@@ -67,6 +69,7 @@ __all__ = [
     "many_cgroups",
     "mremap_pageout",
     "netperf_migrating",
+    "netperf_paired",
     "netperf_rx",
     "sched_migration",
     "synthetic",
@@ -94,6 +97,7 @@ WORKLOADS: dict[str, Workload] = {
     "netperf_migrating": Workload(NetperfMigratingSpec, netperf_migrating),
     "sched_migration": Workload(SchedMigrationSpec, sched_migration),
     "many_cgroups": Workload(ManyCgroupsSpec, many_cgroups),
+    "netperf_paired": Workload(NetperfPairedSpec, netperf_paired),
 }
 #: name -> generator of struct field access streams
 ACCESS_WORKLOADS: dict[str, Workload] = {

@@ -23,13 +23,15 @@ SMALL = {
     "netperf_migrating": {"cpus": 6, "clients": 4, "messages": 200},
     "sched_migration": {"cpus": 6, "cgroups": 8, "operations": 200},
     "many_cgroups": {"cpus": 3, "cgroups_per_cpu": 9, "operations": 200},
+    "netperf_paired": {"cpus": 6, "clients": 4, "messages": 200},
 }
 
 
 def test_registries_name_the_issue_workloads():
     assert set(WORKLOADS) == {"netperf_rx", "madvise_fault", "synthetic", "loopback_rr",
                               "loopback_stream", "unix_stream", "netperf_migrating",
-                              "sched_migration", "many_cgroups"}
+                              "sched_migration", "many_cgroups",
+                              "netperf_paired"}
     assert set(ACCESS_WORKLOADS) == {"mremap_pageout"}
 
 
