@@ -28,6 +28,11 @@ def test_a_path_with_a_directory_is_never_resolved(tmp_path, monkeypatch):
     assert resolve_notebook("mine/02_policy_and_slots.ipynb") == "mine/02_policy_and_slots.ipynb"
 
 
+def test_a_name_with_another_suffix_is_left_for_the_suffix_check(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert resolve_notebook("02.txt") == "02.txt"
+
+
 def test_an_unknown_name_lists_the_shipped_notebooks(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(UsageError) as err:

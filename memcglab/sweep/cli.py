@@ -89,7 +89,7 @@ def resolve_notebook(name: str) -> str:
     from memcglab.resources import study_notebooks
 
     path = Path(name)
-    if path.exists() or path.parent != Path("."):
+    if path.exists() or path.parent != Path(".") or path.suffix not in ("", ".ipynb"):
         return name
     shipped = study_notebooks()
     for nb in shipped:
