@@ -149,7 +149,8 @@ def limit_tenants(trace: Trace, max_pages: int) -> Trace:
 
 
 class _Sampler(Replayer):
-    """A faithful replay that samples the leak every ``every`` operations."""
+    """A faithful replay that samples the leak every ``every`` operations, after the
+    first failed charge and after the last operation (:meth:`finish`)."""
 
     def __init__(self, cpus: int, model: str, every: int) -> None:
         super().__init__(cpus, model)
@@ -157,27 +158,40 @@ class _Sampler(Replayer):
 
     def step(self, op: int, cpu: int, memcg_id: int, parent: int, arg: int) -> None:
         super().step(op, cpu, memcg_id, parent, arg)
-        if self.failed_charges and self.first_failure is None:
+        first = bool(self.failed_charges) and self.first_failure is None
+        if first:
             self.first_failure = self.ops
-        if self.ops % self.every == 0:
-            ooms = sum(c.memory_events_local[MemcgEvent.MEMCG_OOM]
-                       for c in self.machine.memcgs.values())
-            self.samples.append({"model": self.model, "ops": self.ops, "leaked": _leaked(self),
-                                 "failed_charges": self.failed_charges, "oom_events": ooms})
+        if first or self.ops % self.every == 0:
+            self._sample()
+
+    def _sample(self) -> None:
+        ooms = sum(c.memory_events_local[MemcgEvent.MEMCG_OOM]
+                   for c in self.machine.memcgs.values())
+        self.samples.append({"model": self.model, "ops": self.ops, "leaked": _leaked(self),
+                             "failed_charges": self.failed_charges, "oom_events": ooms})
+
+    def finish(self) -> None:
+        """Sample the state after the last operation unless that is sampled already."""
+        if not self.samples or self.samples[-1]["ops"] != self.ops:
+            self._sample()
 
 
 def leak_growth(trace: Trace, models: Sequence[str] = ("multi-fix2", "multi"),
                 points: int = 100) -> tuple[pd.DataFrame, dict[str, int | None]]:
     """Leaked pages, failed charges and memcg OOM events over the trace, per model.
 
-    Returns the samples (about ``points`` per model) and, per model, the number of
-    the first operation whose charge failed (None if none did).
+    Returns the samples and, per model, the number of the first operation whose charge
+    failed (None if none did). A model's samples are taken about ``points`` times at
+    even steps, after its first failed charge and after the trace's last operation, so
+    its last row is the state at the end and the row whose ``ops`` is the first failure
+    is the state just after it.
     """
     every = max(1, len(trace.ops) // points)
     frames, first = [], {}
     for model in models:
         s = _Sampler(trace.cpus, model, every)
         s.run(trace)
+        s.finish()
         frames.append(pd.DataFrame(s.samples))
         first[model] = s.first_failure
     return pd.concat(frames, ignore_index=True), first
@@ -226,6 +240,8 @@ def model_walks(trace: Trace, configs: Sequence[tuple[str, int]], batch: int = 6
                 ) -> pd.DataFrame:
     """Walks, stock hits and refill sizes per message for each (model, slots) configuration.
 
+    ``charges``, ``walks``, ``stock_hits``, ``evictions`` and ``drains`` are the replay's
+    exact totals (:data:`memcglab.events.EVENT_DOCS`); a message is one charge.
     ``refill_calls`` counts refill_stock calls: every release (``uncharge``) and the
     surplus refill after each charge of fewer than ``batch`` pages that walked.
     """
@@ -241,6 +257,8 @@ def model_walks(trace: Trace, configs: Sequence[tuple[str, int]], batch: int = 6
         walked = ev.per_memcg["miss_absent"] + ev.per_memcg["miss_short"]
         refills = t["uncharges"] + int(walked[np.isin(ev.memcg_ids, small)].sum())
         rows.append({"model": model, "slots": slots, "config": _label(model, slots),
+                     "charges": messages, "walks": t["walks"], "stock_hits": t["stock_hits"],
+                     "evictions": t["evictions"], "drains": t["drains"],
                      "walks_per_message": t["walks"] / messages,
                      "hit_ratio": t["stock_hits"] / messages,
                      "refill_calls": refills, "refills_over_batch": over,
@@ -316,13 +334,18 @@ class HistoryResults:
     first_failure: dict[str, int | None]
     batch_log: pd.DataFrame
     mix: pd.DataFrame
+    #: where the check stops fix 3 (``multi``) on the demo and on the trace (None: passes)
+    fix3_demo_violation: dict | None
+    fix3_trace_violation: dict | None
+    params: HistoryParams
 
 
 def run(p: HistoryParams) -> HistoryResults:
     """Replay the demos, the limited netperf mix and the > batch mixes."""
     demo = parse_text(FIX2_DEMO, "<FIX2_DEMO>")
     trace = limit_tenants(netperf_rx(p.leak), p.tenant_max_pages)
-    passes = first_violation(demo, "multi") is None and first_violation(trace, "multi") is None
+    fix3_demo, fix3_trace = first_violation(demo, "multi"), first_violation(trace, "multi")
+    passes = fix3_demo is None and fix3_trace is None
     growth, first = leak_growth(trace)
     frames = []
     for share in p.large_shares:
@@ -332,5 +355,5 @@ def run(p: HistoryParams) -> HistoryResults:
     return HistoryResults(walkthrough(demo), first_violation(demo), trace,
                           first_violation(trace), passes, growth, first,
                           step_log(parse_text(BATCH_DEMO, "<BATCH_DEMO>")),
-                          pd.concat(frames, ignore_index=True))
+                          pd.concat(frames, ignore_index=True), fix3_demo, fix3_trace, p)
 

@@ -16,13 +16,13 @@ import pandas as pd
 import seaborn as sns
 
 from memcglab.published import load, quote
-from memcglab.studies import claim_row
+from memcglab.studies import claim_row, count_row
 from memcglab.studies.figures import MODEL_PALETTE, new_figure
-from memcglab.studies.history_study import BATCH_DEMO, HistoryResults
+from memcglab.studies.history_study import BATCH_DEMO, FIX2_DEMO, HistoryResults
 from memcglab.trace import OP_CHARGE, OP_UNCHARGE, parse_text
 
-__all__ = ["EXTRA_WALKS_NOTABLE_PCT", "claims", "conclusion", "figure_batch", "figure_leak",
-           "summary"]
+__all__ = ["EXTRA_WALKS_NOTABLE_PCT", "claims", "conclusion", "counts", "figure_batch",
+           "figure_leak", "summary"]
 
 #: Extra walks per message (single over multi with one slot) above which the old full
 #: drain counts as "problematic": the smallest throughput change seed 000's authors
@@ -114,12 +114,108 @@ def summary(r: HistoryResults) -> dict:
     }
 
 
+def _checked(violation: dict | None, n_ops: int) -> tuple[int, str]:
+    """Operations replayed before the check stopped, and where it stopped."""
+    if violation is None:
+        return n_ops, f"never stops: all {n_ops} operations pass"
+    at = violation["op_number"]
+    return at - 1, f"stops at operation {at} of {n_ops} ({violation['operation']})"
+
+
+def _leak_rows(r: HistoryResults) -> list[dict]:
+    """The fix-2 rows: where the check stops, the leak and the failed charges."""
+    demo, lk = parse_text(FIX2_DEMO), r.params.leak
+    on_demo = f"FIX2_DEMO, {demo.cpus} CPUs, one memcg"
+    on_trace = (f"netperf_rx {lk.cpus} CPUs, {lk.clients} clients, {lk.messages} messages, "
+                f"seed {lk.seed}, memory.max {r.params.tenant_max_pages} pages per tenant")
+    quantity = "operations replayed before the invariant check stops (count)"
+    rows = []
+    for model, vd, vt in (("multi-fix2", r.demo_violation, r.trace_violation),
+                          ("multi", r.fix3_demo_violation, r.fix3_trace_violation)):
+        for where, v, n in ((on_demo, vd, len(demo.ops)), (on_trace, vt, len(r.leak_trace.ops))):
+            rows.append(count_row("05", quantity, f"{model}, {where}", *_checked(v, n)))
+    end_demo = r.fix2_demo.groupby("model").tail(1).set_index("model")
+    for model in end_demo.index:
+        rows.append(count_row("05", "leaked pages after the last operation (4 KiB pages)",
+                              f"{model}, {on_demo}", int(end_demo.loc[model, "leaked"]),
+                              "unchecked replay"))
+    n = len(r.leak_trace.ops)
+    for model, g in r.growth.groupby("model", sort=False):
+        conf = f"{model}, {on_trace}"
+        first = r.first_failure.get(model)
+        if first is not None:
+            at = g[g["ops"] == first].iloc[0]
+            rows.append(count_row("05", "operation of the first failed charge (1-based)", conf,
+                                  int(first), f"of {n} operations, unchecked"))
+            rows.append(count_row("05", "leaked pages at the first failed charge (4 KiB pages)",
+                                  conf, int(at["leaked"]),
+                                  f"memcg OOM events by then: {int(at['oom_events'])}"))
+        end = g.iloc[-1]
+        note = f"after all {int(end['ops'])} operations, unchecked"
+        for col, what in (("leaked", "leaked pages (4 KiB pages)"),
+                          ("failed_charges", "failed charges (count)"),
+                          ("oom_events", "memcg OOM events (count)")):
+            rows.append(count_row("05", what, conf, int(end[col]), note))
+    log, at = r.batch_log.set_index(["model", "op_number"]), _release_op()
+    released = int(parse_text(BATCH_DEMO).ops["arg"][at - 1])
+    for model in dict.fromkeys(r.batch_log["model"]):
+        rows.append(count_row("05", "pages left stocked after a release above the batch (4 KiB "
+                              "pages)", f"{model}, BATCH_DEMO, 1 CPU, 1 slot",
+                              int(log.loc[(model, at), "stocked"]),
+                              f"the {released}-page release (operation {at}); "
+                              f"{int(log.loc[(model, at - 1), 'stocked'])} stocked before it"))
+    return rows
+
+
+def _mix_rows(r: HistoryResults) -> list[dict]:
+    """The > batch rows per bulk share: events per 1000 charges, the walk increase, the
+    refill_stock calls above the batch."""
+    mx = r.params.mix
+    extra = _extra_walks(r.mix)
+    rows = []
+    for share, g in r.mix.groupby("large_share", sort=True):
+        where = (f"netperf {mx.clients} clients on {mx.cpus} CPUs, {mx.messages} messages, "
+                 f"seed {mx.seed}, {share:.0%} of flows send "
+                 f"{r.params.large_bytes // 1024} KiB, the rest {r.params.small_bytes // 1024} KiB")
+        for c in g.itertuples():
+            for col, what in (("walks", "page_counter walks per 1000 charges"),
+                              ("evictions", "stock evictions per 1000 charges"),
+                              ("drains", "stock drains per 1000 charges")):
+                n = int(getattr(c, col))
+                rows.append(count_row("05", what, f"{c.config}, {where}",
+                                      1000 * n / int(c.charges), f"{n} over {c.charges} charges"))
+        walks = g.set_index("config")["walks"]
+        rows.append(count_row(
+            "05", "walk increase of the full drain (%)", f"{SINGLE} over {MULTI1}, {where}",
+            float(extra.loc[share]),
+            f"{int(walks[SINGLE])} against {int(walks[MULTI1])} walks on the same charges"))
+        merged = g[g["config"] == MULTI7].iloc[0]
+        rows.append(count_row(
+            "05", "refill_stock calls above the batch (count)", f"{MULTI7}, {where}",
+            int(merged["refills_over_batch"]),
+            f"of {int(merged['refill_calls'])} refill_stock calls; they carry "
+            f"{merged['pages_share_over_batch']:.1%} of the released pages"))
+    return rows
+
+
+def counts(r: HistoryResults) -> list[dict]:
+    """The exact counts behind the claims (:func:`memcglab.studies.count_row`): where the
+    invariant check stops each model, the fix-2 leak and its failed charges, the pages a
+    release above the batch leaves stocked, then per bulk share of the netperf mix the
+    walks, evictions and drains per 1000 charges of each stock, the full drain's walk
+    increase and the refill_stock calls above the batch. Exact for this run's traces."""
+    return _leak_rows(r) + _mix_rows(r)
+
+
 def _fix2_reproduced(s: dict) -> bool:
     return s["fix2_failed_charges"] > 0 and s["fix3_failed_charges"] == 0
 
 
 def claims(r: HistoryResults) -> list[dict[str, str]]:
-    """The thread's claims about fix 2, fix 3 and the > batch release, judged."""
+    """The thread's claims about fix 2, fix 3 and the > batch release, judged.
+
+    None is priced: the check passing or stopping is structural, the rest are judged on
+    exact counts of the replayed traces (``kind="count-derived"``, no interval)."""
     s = summary(r)
     oom = claim_row(
         "seed 000 (fix 3, Hugh Dickins): fix 2 causes memcg OOM kills",
@@ -128,14 +224,15 @@ def claims(r: HistoryResults) -> list[dict[str, str]]:
         f"{s['fix2_first_failed_op']} of {s['leak_ops']} on, {s['fix2_failed_charges']} "
         f"charges fail after {s['fix2_oom_events']} memcg OOM invocations; multi: "
         f"{s['fix3_failed_charges']}",
-        "reproduced" if _fix2_reproduced(s) else "not reproduced")
+        "reproduced" if _fix2_reproduced(s) else "not reproduced", kind="count-derived")
     cure = claim_row(
         "seed 000 (fix 3): stocking nr_pages cures fix 2",
         f'"{quote("fix3_stock_nr_pages")}"',
         f"the invariant check stops multi-fix2 at operation {s['trace_violation_op']} "
         f"({s['trace_violation_operation']}); multi "
         f"{'passes' if s['fix3_passes_check'] else 'fails'} it on the same traces",
-        "confirmed" if s["fix3_passes_check"] and s["trace_violation_op"] else "not confirmed")
+        "confirmed" if s["fix3_passes_check"] and s["trace_violation_op"] else "not confirmed",
+        kind="structural")
     kept, dropped = s["batch_demo_stocked_multi"], s["batch_demo_stocked_single"]
     retain = claim_row(
         "seed 000 (review, Jakub Kicinski): a release above the batch bypasses the stock",
@@ -143,7 +240,7 @@ def claims(r: HistoryResults) -> list[dict[str, str]]:
         f"after a 100-page release the stock keeps {kept} pages (multi) vs {dropped} "
         f"(single); {s['refills_over_batch_share']:.0%} of refill_stock calls exceed the "
         f"batch at {s['max_extra_walks_share']:.0%} bulk flows",
-        "confirmed" if kept > dropped else "not confirmed")
+        "confirmed" if kept > dropped else "not confirmed", kind="count-derived")
     extra = s["max_extra_walks_pct"]
     costly = claim_row(
         "seed 000 (Shakeel Butt): the old full drain is problematic in some scenarios",
@@ -152,7 +249,7 @@ def claims(r: HistoryResults) -> list[dict[str, str]]:
         f"{s['max_extra_walks_share']:.0%} bulk flows ({s['extra_walks_pct_no_bulk']:+.1f}% "
         "with none)",
         f"supported: above {EXTRA_WALKS_NOTABLE_PCT:g}%" if extra > EXTRA_WALKS_NOTABLE_PCT
-        else f"not supported: within {EXTRA_WALKS_NOTABLE_PCT:g}%")
+        else f"not supported: within {EXTRA_WALKS_NOTABLE_PCT:g}%", kind="count-derived")
     return [oom, cure, retain, costly]
 
 
