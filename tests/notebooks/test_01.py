@@ -1,13 +1,14 @@
-"""Notebook 01 (single vs multi stock): its sidecar and figure from the quick reproduce run."""
+"""Notebook 01 (seed 000's "with" predicted from "without"): sidecar, prediction, figures."""
 
 from __future__ import annotations
 
 import json
 import math
 
+import pandas as pd
 import pytest
 
-from memcglab.studies import read_claims
+from memcglab.studies import read_claims, read_counts
 from tests.notebooks.outputs import study_outputs
 
 
@@ -16,21 +17,25 @@ def run(quick_reproduce):
     return study_outputs(quick_reproduce, "01_single_vs_multi")
 
 
-def test_sidecar_has_the_verdict_and_the_rates(run):
+def test_sidecar_has_the_registered_scores_and_the_counts(run):
     out, result = run
-    for key in ("mape_with_pct", "mape_without_fit_pct", "band_mape_with_low_pct",
-                "band_mape_with_high_pct", "shape_reproduced", "prereg_digest",
+    for key in ("mape_with_pct", "rows_covered", "goal_met", "variant_mape_median_pct",
+                "fit_mape_without_median_pct", "shape_reproduced", "prereg_sha256",
                 "walks_per_op_single_max_clients", "walks_per_op_multi_max_clients",
-                "hit_rate_multi_max_clients", "cycles_per_op_multi_max_clients", "conclusion"):
+                "conclusion"):
         assert key in result, key
     assert math.isfinite(result["mape_with_pct"]) and result["mape_with_pct"] >= 0
-    assert 0 <= result["hit_rate_single_max_clients"] <= 1
     assert result["walks_per_op_multi_max_clients"] < result["walks_per_op_single_max_clients"]
     assert f"{result['mape_with_pct']:.1f}%" in result["conclusion"]
-    assert [c["claim"][:8] for c in read_claims(out)] == ["seed 000"] * 2
+    claims = read_claims(out)
+    assert [c["claim"][:8] for c in claims] == ["seed 000"] * len(claims) and len(claims) == 9
+    assert len(read_counts(out)) == 72
 
 
-def test_figure_is_saved_with_its_caption(run):
+def test_predictions_and_figures_are_saved(run):
     out, _ = run
-    assert (out / "01_single_vs_multi.png").stat().st_size > 10_000
-    assert "01_single_vs_multi.png" in json.loads((out / "figures.json").read_text())
+    pred = pd.read_parquet(out / "predictions.parquet")
+    assert list(pred.columns[:4]) == ["clients", "predicted_with_mbps", "low", "high"]
+    figs = json.loads((out / "figures.json").read_text())
+    for name in ("01_single_vs_multi.png", "01_sensitivity.png"):
+        assert (out / name).stat().st_size > 10_000 and name in figs

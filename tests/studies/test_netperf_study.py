@@ -1,92 +1,110 @@
-"""Study 1: single vs multi stock on seed 000's netperf mix, on a small problem."""
+"""Study 1: counts, then the fit on "without", the written prediction, and only then "with"."""
 
 from __future__ import annotations
 
-import dataclasses
+import inspect
 
-import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 
-from memcglab.studies import CLAIM_KEYS, check_claims
-from memcglab.studies import netperf_study as study
-
-SMALL = study.NetperfParams(seeds=2, messages=2000)
+from memcglab.stats import netperf_fit
+from memcglab.stats.verdict_rules import VERDICTS
+from memcglab.studies import (
+    check_claims,
+    check_counts,
+    netperf_contention,
+    netperf_counts,
+    netperf_study,
+)
+from memcglab.studies.netperf_contention import PREDICTIONS, ContentionModel
 
 
 @pytest.fixture(scope="module")
-def done():
-    df = study.run(SMALL)
-    return df, study.verdict(df, SMALL)
+def study(tmp_path_factory):
+    out = tmp_path_factory.mktemp("s01")
+    p = netperf_study.NetperfParams.from_notebook(quick=True, output_dir=str(out))
+    order = []
+    real_with = netperf_study.published_with
+
+    def guarded():
+        order.append(("with read", (out / PREDICTIONS).exists()))
+        return real_with()
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(netperf_study, "published_with", guarded)
+    try:
+        df = netperf_study.run(p)
+        pred = netperf_study.predict(df, p)
+        v = netperf_study.verdict(df, p, pred)
+    finally:
+        mp.undo()
+    return p, df, pred, v, out, order
 
 
-def test_params_name_the_bad_input():
-    with pytest.raises(ValueError, match="must include 'single' and 'multi'"):
-        study.NetperfParams(models=("multi", "multi-rr"))
-    with pytest.raises(ValueError, match="unknown multi-fifo; valid: single"):
-        study.NetperfParams(models=("single", "multi", "multi-fifo"))
-    with pytest.raises(ValueError, match=r"missing \[36\]"):
-        study.NetperfParams(clients=(6, 12, 18, 24, 30))
-    with pytest.raises(ValueError, match="seeds=0"):
-        study.NetperfParams(seeds=0)
+def test_the_prediction_is_written_before_with_is_read(study):
+    p, _, pred, _, out, order = study
+    assert order and all(written for _, written in order)
+    written = pd.read_parquet(out / PREDICTIONS)
+    assert list(written.columns[:4]) == ["clients", "predicted_with_mbps", "low", "high"]
+    assert written["clients"].tolist() == list(p.prereg.clients)
+    assert np.all(written["low"] <= written["predicted_with_mbps"])
+    assert np.all(written["predicted_with_mbps"] <= written["high"])
 
 
-def test_notebook_parameters():
-    p = study.NetperfParams.from_notebook(quick=False, seeds=4, messages=5000,
-                                          models="single, multi")
-    assert (p.seeds, p.messages, p.models) == (4, 5000, ("single", "multi"))
-    assert study.NetperfParams.from_notebook(quick=True, messages=50_000).messages == 20_000
+def test_simulation_modules_never_see_the_with_column():
+    for mod in (netperf_contention, netperf_counts, netperf_fit):
+        src = inspect.getsource(mod)
+        assert '"with_mbps"' not in src and "memcglab.published" not in src, mod.__name__
 
 
-def test_prereg_names_the_trace_and_changes_with_it():
-    a, b = study.prereg(SMALL), study.prereg(dataclasses.replace(SMALL, messages=3000))
-    assert "netperf_rx cpus=72 messages=2000" in a.trace
-    assert a.digest() != b.digest() and a.digest() == study.prereg(SMALL).digest()
-    assert a.mbit_per_op == pytest.approx(10 * 1024 * 8 / 1e6)
+def test_counts_come_first_and_are_valid_rows(study):
+    p, df, *_ = study
+    rows = check_counts(netperf_study.counts(df, p))
+    assert len(rows) == 2 * len(p.prereg.clients) * 6
+    walks = {r["configuration"]: r["value"] for r in rows
+             if r["quantity"].startswith("page_counter walks")}
+    assert walks["multi, netperf 36 clients"] < walks["single, netperf 36 clients"]
 
 
-def test_one_row_per_replay(done):
-    df, _ = done
-    assert len(df) == len(SMALL.clients) * SMALL.seeds * len(SMALL.models)
-    assert df["hit_rate"].between(0, 1).all() and (df["walks_per_op"] >= 0).all()
-    # one 3-page charge per message
-    assert (df["charges"] == SMALL.messages).all()
+def test_rows_score_every_client_count_with_a_registered_verdict(study):
+    p, _, _, v, *_ = study
+    r = v.rows
+    assert r["clients"].tolist() == list(p.prereg.clients)
+    assert set(r["verdict"]) <= set(VERDICTS)
+    covered = (r["low"] <= r["published_with"]) & (r["published_with"] <= r["high"])
+    assert (r["covered"] == covered).all()
+    assert v.summary["rows_covered"] == int(covered.sum())
+    mape = 100 * np.mean(np.abs(r["predicted_with"] / r["published_with"] - 1))
+    assert v.summary["mape_with_pct"] == pytest.approx(mape)
+    assert v.summary["goal_met"] == (bool(covered.all()) and mape <= 10.0)
+    assert len(v.variants) == v.summary["variants"] == 48
 
 
-def test_the_single_stock_walks_more_as_clients_grow(done):
-    df, _ = done
-    walks = df.groupby(["model", "clients"])["walks_per_op"].mean()
-    assert walks["single"].iloc[-1] > walks["single"].iloc[0]
-    assert (walks["single"] > walks["multi"]).all()
+def test_claims_carry_prices_and_the_conclusion_quotes_the_run(study):
+    _, df, _, v, *_ = study
+    rows = check_claims(netperf_study.claims(df, v))
+    assert rows[0]["kind"] == "structural"
+    priced = rows[1:]
+    assert len(priced) == 8 and all(r["low"] <= r["high"] for r in priced)
+    assert all(0 <= r["p_holds"] <= 1 and r["driver"] for r in priced)
+    text = netperf_study.conclusion(df, v)
+    assert f"{v.summary['mape_with_pct']:.1f}%" in text
+    assert ("**met**" in text) == v.summary["goal_met"]
 
 
-def test_throughput_is_the_verdicts_fit_and_prediction(done):
-    df, v = done
-    tp = study.throughput(df, v).set_index(["model", "source", "clients"]).sort_index()["mbps"]
-    np.testing.assert_allclose(tp.loc["single", "fitted"].to_numpy(), v.rows["fitted_without"])
-    np.testing.assert_allclose(tp.loc["multi", "predicted"].to_numpy(), v.rows["predicted_with"])
-    np.testing.assert_allclose(tp.loc["multi", "published"].to_numpy(), v.rows["published_with"])
+def test_the_model_caches_one_fit_per_set_of_points(study):
+    _, _, pred, *_ = study
+    m: ContentionModel = pred.model
+    d = pred.space.sample(8, seed=5)
+    assert m.evaluate(d) is m.evaluate(d)
 
 
-def test_summary_claims_and_conclusion_agree(done):
-    df, v = done
-    s = study.summary(df, v)
-    for key in ("mape_with_pct", "mape_without_fit_pct", "shape_reproduced", "mape_ok",
-                "walks_per_op_single_max_clients", "cycles_per_op_multi_rr_max_clients"):
-        assert key in s
-    assert s["mape_ok"] == (s["mape_with_pct"] <= study.MAPE_OK_PCT)
-    claims = check_claims(study.claims(df, v))
-    assert [tuple(c) for c in claims] == [CLAIM_KEYS] * 2
-    assert claims[0]["verdict"] == ("shape reproduced" if s["shape_reproduced"]
-                                    else "shape not reproduced")
-    assert f"MAPE {s['mape_with_pct']:.1f}%" in claims[1]["simulated"]
-    text = study.conclusion(df, v)
-    assert f"a MAPE of {s['mape_with_pct']:.1f}%" in text
-
-
-def test_figure_has_four_panels(done):
-    df, v = done
-    fig = study.figure(df, v)
-    assert len(fig.axes) == 4
-    assert all(a.get_ylabel() and a.get_xlabel() for a in fig.axes)
+def test_figures_draw(study):
+    _, df, _, v, *_ = study
+    fig = netperf_study.figure(df, v)
+    sfig, caption = netperf_study.sensitivity(v)
+    assert len(fig.axes) >= 4 and caption
+    import matplotlib.pyplot as plt
     plt.close(fig)
+    plt.close(sfig)
