@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memcglab.plots import captions
-from memcglab.studies import CLAIM_KEYS, read_claims
+from memcglab.studies import CLAIM_COLUMNS, CLAIM_KEYS, claim_kind, read_claims, read_counts
 from tests.notebooks.outputs import study_outputs
 
 
@@ -24,7 +24,26 @@ def test_sidecar_has_the_study_results(run):
     assert 0 <= r["refills_over_batch_share"] <= 1 and r["max_extra_walks_pct"] >= 0
     assert str(r["fix2_leaked_pages"]) in r["conclusion"]
     claims = read_claims(r)
-    assert len(claims) == 4 and all(set(c) == set(CLAIM_KEYS) for c in claims)
+    assert len(claims) == 4
+    assert all(set(CLAIM_KEYS) <= set(c) <= set(CLAIM_COLUMNS) for c in claims)
+    assert {claim_kind(c) for c in claims} <= {"structural", "count-derived"}
+
+
+def test_sidecar_has_the_exact_counts(run):
+    _, r = run
+    counts = read_counts(r)
+    assert counts and {c["study"] for c in counts} == {"05"}
+    fix2 = [c for c in counts if c["configuration"].startswith("multi-fix2, netperf_rx")]
+    by_quantity = {c["quantity"]: c["value"] for c in fix2}
+    assert by_quantity["failed charges (count)"] == r["fix2_failed_charges"]
+    assert by_quantity["leaked pages (4 KiB pages)"] == r["fix2_leaked_pages"]
+    assert by_quantity["operation of the first failed charge (1-based)"] == \
+        r["fix2_first_failed_op"]
+    increase = [c["value"] for c in counts
+                if c["quantity"] == "walk increase of the full drain (%)"]
+    assert max(increase) == r["max_extra_walks_pct"]
+    walks = [c for c in counts if c["quantity"] == "page_counter walks per 1000 charges"]
+    assert len(walks) == 3 * len(increase)  # three stocks per bulk share
 
 
 def test_figures_are_saved_with_captions(run):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcglab.studies import check_claims
+from memcglab.studies import CLAIM_KEYS, check_claims, check_counts, claim_kind
 from memcglab.studies import history_study as hs
 from memcglab.studies import history_views as hv
 from memcglab.trace import OP_CGROUP, OP_CHARGE, OP_UNCHARGE, parse_text
@@ -69,6 +69,29 @@ def test_the_fix2_leak_never_shrinks_and_fix3_never_leaks(seed, cpus, clients, l
     assert (fix2["oom_events"] >= fix2["failed_charges"]).all()
     if first["multi-fix2"] is not None:
         assert fix2["failed_charges"].iloc[-1] > 0
+
+
+def test_leak_growth_samples_the_first_failed_charge_and_the_last_operation():
+    trace = hs.limit_tenants(netperf_rx(NetperfRxSpec(cpus=4, clients=4, messages=1001)), 32)
+    growth, first = hs.leak_growth(trace, points=7)
+    for _, g in growth.groupby("model"):
+        assert g["ops"].is_monotonic_increasing and g["ops"].is_unique
+        assert g["ops"].iloc[-1] == len(trace.ops)
+    fix2 = growth[growth["model"] == "multi-fix2"].set_index("ops")
+    assert first["multi-fix2"] is not None
+    assert fix2.loc[first["multi-fix2"], "failed_charges"] == 1
+
+
+def test_model_walks_counts_the_batch_demo_by_hand():
+    # charge 100 walks; charge 3 walks and stocks 61; the 100-page release walks (single
+    # adds it to the stock and drains all 161, multi bypasses the stock); the last charge 3
+    # walks with single and hits the 61 with multi.
+    w = hs.model_walks(BATCH, [("single", 1), ("multi", 1), ("multi", 7)]).set_index("config")
+    assert w["charges"].tolist() == [3, 3, 3]
+    assert w["walks"].tolist() == [4, 3, 3] and w["stock_hits"].tolist() == [0, 1, 1]
+    assert w["drains"].tolist() == [1, 0, 0] and w["evictions"].tolist() == [0, 0, 0]
+    assert (w["refills_over_batch"] == 1).all()
+    assert np.allclose(w["walks_per_message"], w["walks"] / w["charges"])
 
 
 def test_a_generous_limit_never_fails_fix3_but_fix2_hits_it():
@@ -150,3 +173,75 @@ def test_the_verdicts_follow_the_numbers(results):
     flat["walks_per_message"] = 1.0  # no cost from the full drain
     rows = hv.claims(hs.HistoryResults(**{**results.__dict__, "mix": flat}))
     assert rows[3]["verdict"].startswith("not supported")
+
+
+def test_claims_are_count_derived_or_structural_never_priced(results):
+    rows = check_claims(hv.claims(results))
+    assert [claim_kind(r) for r in rows] == ["count-derived", "structural", "count-derived",
+                                             "count-derived"]
+    assert all(set(r) == {*CLAIM_KEYS, "kind"} for r in rows)
+
+
+def _count(rows, quantity, configuration_start):
+    found = [r for r in rows if r["quantity"] == quantity
+             and r["configuration"].startswith(configuration_start)]
+    assert len(found) == 1, (quantity, configuration_start, found)
+    return found[0]
+
+
+def test_count_rows_on_the_demos_are_the_hand_worked_numbers(results):
+    rows = check_counts(hv.counts(results))
+    assert {r["study"] for r in rows} == {"05"}
+    stop = "operations replayed before the invariant check stops (count)"
+    assert _count(rows, stop, "multi-fix2, FIX2_DEMO")["value"] == 1  # stops at operation 2
+    assert _count(rows, stop, "multi, FIX2_DEMO")["value"] == 5  # all five pass
+    leaked = "leaked pages after the last operation (4 KiB pages)"
+    assert _count(rows, leaked, "multi-fix2, FIX2_DEMO")["value"] == 64
+    assert _count(rows, leaked, "multi, FIX2_DEMO")["value"] == 0
+    kept = "pages left stocked after a release above the batch (4 KiB pages)"
+    assert _count(rows, kept, "single, BATCH_DEMO")["value"] == 0
+    assert _count(rows, kept, "multi, BATCH_DEMO")["value"] == 61
+    assert all(isinstance(r["value"], int) for r in rows
+               if r["quantity"] in (stop, leaked, kept))
+
+
+def test_count_rows_equal_the_study_frames(results):
+    r, rows = results, check_counts(hv.counts(results))
+    s = hv.summary(r)
+    trace = _count(rows, "operations replayed before the invariant check stops (count)",
+                   "multi-fix2, netperf_rx")
+    assert trace["value"] == s["trace_violation_op"] - 1
+    fix2 = "multi-fix2, netperf_rx"
+    assert _count(rows, "failed charges (count)", fix2)["value"] == s["fix2_failed_charges"]
+    assert _count(rows, "memcg OOM events (count)", fix2)["value"] == s["fix2_oom_events"]
+    assert _count(rows, "leaked pages (4 KiB pages)", fix2)["value"] == s["fix2_leaked_pages"]
+    assert _count(rows, "failed charges (count)", "multi, netperf_rx")["value"] == 0
+    first = _count(rows, "operation of the first failed charge (1-based)", fix2)["value"]
+    assert first == r.first_failure["multi-fix2"]
+    at = r.growth[(r.growth["model"] == "multi-fix2") & (r.growth["ops"] == first)]
+    assert _count(rows, "leaked pages at the first failed charge (4 KiB pages)",
+                  fix2)["value"] == int(at["leaked"].iloc[0])
+    per_1000 = [x for x in rows if x["quantity"] == "page_counter walks per 1000 charges"]
+    assert len(per_1000) == len(r.mix)
+    for row, (_, m) in zip(per_1000, r.mix.iterrows(), strict=True):
+        assert row["configuration"].startswith(m["config"] + ", ")
+        assert f" {m['large_share']:.0%} of flows" in row["configuration"]
+        assert row["value"] == 1000 * m["walks"] / m["charges"]
+    extra = [x["value"] for x in rows if x["quantity"] == "walk increase of the full drain (%)"]
+    assert max(extra) == s["max_extra_walks_pct"] and extra[0] == s["extra_walks_pct_no_bulk"]
+
+
+def test_count_rows_on_the_batch_demo_as_a_mix(results):
+    # BATCH_DEMO as the "mix": single walks 4 times on 3 charges, multi 3 (hand-worked above)
+    mix = hs.model_walks(BATCH, results.params.configs).assign(
+        large_share=1.0, pages_share_over_batch=hs.refill_sizes(BATCH)["pages_share_over_batch"])
+    rows = hv.counts(hs.HistoryResults(**{**results.__dict__, "mix": mix}))
+    walks = "page_counter walks per 1000 charges"
+    assert _count(rows, walks, "single (v6.15),")["value"] == 4000 / 3
+    assert _count(rows, walks, "multi, 1 slot,")["value"] == 1000
+    assert _count(rows, "stock drains per 1000 charges", "single (v6.15),")["value"] == 1000 / 3
+    increase = _count(rows, "walk increase of the full drain (%)", "single (v6.15) over")
+    assert increase["value"] == pytest.approx(100 / 3)
+    assert increase["note"] == "4 against 3 walks on the same charges"
+    assert _count(rows, "refill_stock calls above the batch (count)",
+                  "multi, 7 slots,")["value"] == 1
