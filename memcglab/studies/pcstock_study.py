@@ -7,13 +7,20 @@ differences". This study replays that loop (:func:`memcglab.workloads.madvise_fa
 through the multi stock (``multi``, the "before") and the RFC's stock (``pcstock``, the
 "after"), trial by trial, and tests equivalence (TOST) on the published table
 (:func:`memcglab.stats.verdict_003`) and on memcglab's own per-trial times
-(:func:`memcglab.stats.verdict_003_simulated`).
+(:func:`memcglab.stats.verdict_003_simulated`), unchanged. The simulated difference is
+also priced over the cost priors, the fault's other work and the trials
+(:func:`memcglab.studies.pcstock_predict.madvise_change_fn`) and judged as a ``value``
+claim with the +-margin equivalence band (:func:`memcglab.stats.judge`).
 
-Then it goes beyond the RFC's test: the netperf receive mix of seed 000, where a
-message is charged on the sender's CPU and uncharged on the reader's. The RFC's stock
-keeps at most a batch of pages per CPU and counter and walks the hierarchy for any
-excess, so pages freed on another CPU than the one that charged them come back to the
-counters through walks; the multi stock keeps them in the freeing CPU's slot.
+Beyond the RFC's test: seed 000's netperf receive mix, where where a message's pages
+are released decides how the RFC's stock behaves. The scenarios
+(:mod:`memcglab.studies.pcstock_counts`) vary the release (the charging/softirq CPU
+or the reader's), where the pair starts and whether it migrates together; counts come
+first, then each scenario's throughput change through the contention model
+(:mod:`memcglab.studies.pcstock_predict`), with its 90% interval over the hardware
+priors, the work outside memcg, the scenarios and the seeds, its driver and its
+break-even. No published number exists for that mix: those rows are the lab's own
+predictions.
 
 A simulated trial's time is the CPU time of its faults: each fault costs its
 charge-path cycles (:mod:`memcglab.cost`) plus ``fault_cycles`` of work outside memcg.
@@ -26,31 +33,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
-import seaborn as sns
 
-from memcglab.cost import CostParams
+from memcglab.cost import CostParams, coefficients
 from memcglab.engine import Engine
-from memcglab.stats import verdict_003, verdict_003_simulated
-from memcglab.studies import claim_row
-from memcglab.studies import text as T
-from memcglab.studies.figures import MODEL_PALETTE, new_figure
-from memcglab.studies.measure import measure, metrics, totals_between
-from memcglab.workloads import (
-    MadviseFaultSpec,
-    NetperfRxSpec,
-    madvise_fault,
-    netperf_rx,
-    trial_bounds,
+from memcglab.hardware import load_profile
+from memcglab.layout import slot_scan_lines
+from memcglab.stats import judge, verdict_003, verdict_003_simulated
+from memcglab.studies import count_row
+from memcglab.studies.measure import lookup_slots, metrics, totals_between
+from memcglab.studies.pcstock_counts import ALTERNATIVES, count_runs, scenarios
+from memcglab.studies.pcstock_counts import counts as netperf_counts
+from memcglab.studies.pcstock_predict import (
+    madvise_change_fn,
+    madvise_space,
+    predict_netperf,
 )
+from memcglab.uncertainty import UncertainResult, summarise
+from memcglab.workloads import MadviseFaultSpec, madvise_fault, trial_bounds
 
-__all__ = ["BEFORE", "AFTER", "MADVISE", "NETPERF", "PcstockParams", "run", "run_madvise",
-           "run_netperf", "samples", "verdict", "figure", "intervals", "figure_equivalence",
-           "summary", "conclusion", "claims"]
+__all__ = ["BEFORE", "AFTER", "MADVISE", "NETPERF", "DEFAULT_SCENARIO", "PcstockParams",
+           "run", "run_madvise", "run_netperf", "samples", "verdict", "intervals",
+           "predictions", "predictions_table", "judged", "counts", "summary"]
 
 #: the two arms: seed 003's "before" (the memcg stock) and "after" (the RFC)
 BEFORE, AFTER = "multi", "pcstock"
 MADVISE, NETPERF = "madvise_fault", "netperf_rx"
+#: seed 000's mix as netperf_rx generates it: the scenario the first study priced
+DEFAULT_SCENARIO = "task/spread/independent"
 
 
 @dataclass(frozen=True)
@@ -69,14 +80,25 @@ class PcstockParams:
     #: cycles per 4 KiB anonymous fault outside memcg: exception entry and exit,
     #: handle_mm_fault, page allocation, clear_page, rmap and LRU insertion, and its
     #: share of the MADV_DONTNEED zap and free; about 1 us at 2.5 GHz, a round figure
-    #: for a recent x86-64 core (a notebook parameter, not a fit).
+    #: for a recent x86-64 core (the TOST's trial times; the priced rows draw it from
+    #: pcstock_predict.FAULT_CYCLES, 1500-6000 around this value).
     fault_cycles: float = 2500.0
     cpu_hz: float = 2.5e9
-    #: netperf client counts (one memcg each) and seeds, beyond the RFC's test.
+    #: netperf client counts (one memcg each) and seeds, beyond the RFC's test; the
+    #: predictions are made at the largest.
     clients: tuple[int, ...] = (6, 18, 36)
     seeds: int = 5
     messages: int = 100_000
-    #: TOST margin, in % of the "before" mean: verdict_003's default.
+    #: the scenario axes: options of pcstock_counts.ALTERNATIVES (all by default)
+    releases: tuple[str, ...] = ALTERNATIVES["release"]
+    placements: tuple[str, ...] = ALTERNATIVES["placement"]
+    migrates: tuple[str, ...] = ALTERNATIVES["migrate"]
+    #: points per priced quantity (a power of 2, also the Sobol base sample)
+    samples: int = 1024
+    #: machine profiles (data/hardware/profiles): seed 000's and seed 003's machines
+    netperf_profile: str = "seed000-72cpu"
+    madvise_profile: str = "seed003-40cpu"
+    #: TOST margin and equivalence band, in % of the "before" mean: verdict_003's default.
     margin_pct: float = 2.0
     cost: CostParams = field(default_factory=CostParams)
 
@@ -89,15 +111,26 @@ class PcstockParams:
             raise ValueError(f"fault_cycles={self.fault_cycles}: must be >= 0")
         if not 0 < self.margin_pct < 100:
             raise ValueError(f"margin_pct={self.margin_pct}: must be in (0, 100)")
+        if self.samples < 2 or self.samples & (self.samples - 1):
+            raise ValueError(f"samples={self.samples}: must be a power of 2 (e.g. 1024)")
+        for name, axis in (("releases", "release"), ("placements", "placement"),
+                           ("migrates", "migrate")):
+            v = getattr(self, name)
+            if not v or any(o not in ALTERNATIVES[axis] for o in v):
+                raise ValueError(f"{name}={v!r}: must be a non-empty tuple drawn from "
+                                 f"{list(ALTERNATIVES[axis])}")
 
     @classmethod
     def from_notebook(cls, quick: bool = False, fault_cycles: float = 2500.0,
-                      margin_pct: float = 2.0, seeds: int = 5) -> PcstockParams:
+                      margin_pct: float = 2.0, seeds: int = 5,
+                      samples: int = 1024) -> PcstockParams:
         """From the notebook's parameters; ``quick`` shortens every run."""
         if quick:
             return cls(trials=5, iterations=5, region_pages=64, clients=(36,), seeds=3,
-                       messages=10_000, fault_cycles=fault_cycles, margin_pct=margin_pct)
-        return cls(fault_cycles=fault_cycles, margin_pct=margin_pct, seeds=seeds)
+                       messages=10_000, samples=min(samples, 256),
+                       fault_cycles=fault_cycles, margin_pct=margin_pct)
+        return cls(fault_cycles=fault_cycles, margin_pct=margin_pct, seeds=seeds,
+                   samples=samples)
 
     def madvise_spec(self, cgroups: int) -> MadviseFaultSpec:
         """The madvise workload spec for ``cgroups`` cgroups."""
@@ -105,6 +138,19 @@ class PcstockParams:
         return MadviseFaultSpec(**{**base, "cgroups": cgroups, "trials": self.trials,
                                    "iterations": self.iterations,
                                    "region_pages": self.region_pages})
+
+    @property
+    def choices(self) -> dict[str, tuple[str, ...]]:
+        """The scenario axes as prediction choices."""
+        return {"release": self.releases, "placement": self.placements,
+                "migrate": self.migrates}
+
+
+def _coef(counted: dict, model: str) -> np.ndarray:
+    """Cost units per fault, in CostParams.names() order."""
+    s = lookup_slots(model, 7)
+    c = coefficients(counted, lines_per_scan=slot_scan_lines(s), slots=s)
+    return c.reindex(list(CostParams.names())).to_numpy(float)
 
 
 def _trials(p: PcstockParams, cgroups: int, model: str) -> list[dict]:
@@ -123,7 +169,9 @@ def _trials(p: PcstockParams, cgroups: int, model: str) -> list[dict]:
         m = metrics(counted, model, params=p.cost)
         cycles = (m["cycles_per_op"] + p.fault_cycles) * m["charges"]
         rows.append({"workload": MADVISE, "cgroups": cgroups, "sample": t, "model": model,
-                     **m, "trial_ms": cycles / p.cpu_hz * 1e3})
+                     **m, "trial_ms": cycles / p.cpu_hz * 1e3,
+                     "hits_per_1000": 1000.0 * counted["stock_hits"] / counted["charges"],
+                     "coef": _coef(counted, model)})
     return rows
 
 
@@ -134,15 +182,18 @@ def run_madvise(p: PcstockParams) -> pd.DataFrame:
 
 
 def run_netperf(p: PcstockParams) -> pd.DataFrame:
-    """The netperf mix (72 CPUs, loopback): one row per (clients, model, seed)."""
-    rows = []
-    for clients in p.clients:
-        for seed in range(p.seeds):
-            trace = netperf_rx(NetperfRxSpec(clients=clients, messages=p.messages, seed=seed))
-            rows += [{"workload": NETPERF, "cgroups": clients, "sample": seed, "model": model,
-                      **measure(trace, model, seed=seed, params=p.cost)}
-                     for model in (BEFORE, AFTER)]
-    return pd.DataFrame(rows)
+    """The netperf scenarios (72 CPUs, loopback): one row per (scenario, clients, seed,
+    model), :func:`~memcglab.studies.pcstock_counts.count_runs`' columns plus the first
+    study's rates priced at ``p.cost`` (``cycles_per_op``, ``walks_per_op``, ...)."""
+    runs = count_runs(p.clients, scenarios(p.releases, p.placements, p.migrates),
+                      range(p.seeds), p.messages)
+    vec = p.cost.to_vector()
+    return runs.assign(
+        workload=NETPERF, cgroups=runs["clients"], sample=runs["seed"],
+        walks_per_op=runs["walks"] / runs["charges"],
+        hit_rate=runs["stock_hits"] / runs["charges"],
+        transfers_per_op=runs["usage_transfers"] / runs["charges"],
+        cycles_per_op=[float(np.asarray(c) @ vec) for c in runs["coef"]])
 
 
 def run(p: PcstockParams) -> pd.DataFrame:
@@ -159,17 +210,16 @@ def samples(df: pd.DataFrame, workload: str, value: str) -> pd.DataFrame:
 
 
 def verdict(df: pd.DataFrame, p: PcstockParams) -> pd.DataFrame:
-    """Welch and TOST per row: the published table, the simulated loop, the netperf mix.
+    """Welch and TOST per row: the published table and the simulated madvise loop.
 
     ``source`` says which; ``unit`` what the means are in (the columns keep
-    ``verdict_003``'s ``_ms`` names).
+    ``verdict_003``'s ``_ms`` names). The netperf mix has no published table: its
+    rows are priced predictions (:func:`predictions`).
     """
     parts = [
         ("published (seed 003)", "ms per trial", verdict_003(margin_pct=p.margin_pct)),
         (f"simulated {MADVISE}", "ms of CPU per trial", verdict_003_simulated(
             samples(df, MADVISE, "trial_ms"), p.margin_pct, before=BEFORE, after=AFTER)),
-        (f"simulated {NETPERF}", "charge-path cycles per packet", verdict_003_simulated(
-            samples(df, NETPERF, "cycles_per_op"), p.margin_pct, before=BEFORE, after=AFTER)),
     ]
     out = []
     for source, unit, v in parts:
@@ -177,26 +227,6 @@ def verdict(df: pd.DataFrame, p: PcstockParams) -> pd.DataFrame:
         v.insert(1, "unit", unit)
         out.append(v)
     return pd.concat(out, ignore_index=True)
-
-
-def figure(df: pd.DataFrame, p: PcstockParams):
-    """Walks and charge-path cycles per operation, both models, both workloads."""
-    fig, ax = new_figure(2, 2)
-    units = {MADVISE: ("fault", "cgroups (madvise loop)"),
-             NETPERF: ("packet", "netperf clients (memcgs)")}
-    for i, workload in enumerate((MADVISE, NETPERF)):
-        sub = df[df["workload"] == workload]
-        op, xlabel = units[workload]
-        for j, (col, what) in enumerate((("walks_per_op", "page_counter walks"),
-                                         ("cycles_per_op", "charge-path cycles"))):
-            sns.barplot(sub, x="cgroups", y=col, hue="model", palette=MODEL_PALETTE,
-                        errorbar="sd", ax=ax[i, j], legend=i == j == 0)
-            ax[i, j].set(xlabel=xlabel, ylabel=f"{what} per {op}",
-                         title=f"{workload}: {what} per {op}")
-    fig.suptitle("The RFC's page_counter stock (pcstock) vs the multi stock: the madvise "
-                 "loop charges and frees on one CPU,\nthe netperf mix frees on the reader's "
-                 "CPU (mean, sd over trials or seeds)", fontsize="medium")
-    return fig
 
 
 def intervals(v: pd.DataFrame) -> pd.DataFrame:
@@ -211,97 +241,112 @@ def intervals(v: pd.DataFrame) -> pd.DataFrame:
                          "high": v["delta_pct"] + half, "equivalent": v["equivalent"]})
 
 
-def figure_equivalence(v: pd.DataFrame, p: PcstockParams):
-    """Forest plot: pcstock's difference from multi, in %, against the TOST margin."""
-    iv = intervals(v).iloc[::-1].reset_index(drop=True)
-    fig, ax = new_figure(1, 1, width=8.0, height=0.45 * len(iv) + 1.5)
-    ax.axvspan(-p.margin_pct, p.margin_pct, color="0.88",
-               label=f"equivalence margin +-{p.margin_pct:g}%")
-    for y, r in iv.iterrows():
-        color = "#2ca02c" if r["equivalent"] else "#d62728"
-        ax.errorbar(r["delta_pct"], y, xerr=[[r["delta_pct"] - r["low"]],
-                                             [r["high"] - r["delta_pct"]]],
-                    fmt="o", color=color, capsize=3)
-    ax.axvline(0, color="k", lw=1)
-    ax.set_yticks(iv.index, iv["label"], fontsize="small")
-    ax.set_xscale("symlog", linthresh=max(2 * p.margin_pct, 1.0))
-    ax.set_xlim(min(-2 * p.margin_pct, 1.5 * float(iv["low"].min())),
-                max(2 * p.margin_pct, 1.5 * float(iv["high"].max())))
-    ax.set(xlabel="pcstock - multi, % of multi (90% CI; symlog scale)",
-           title="TOST: green = shown equivalent, red = not")
-    ax.legend(loc="upper right", fontsize="small")
-    return fig
+def predictions(df: pd.DataFrame, p: PcstockParams) -> dict[str, UncertainResult]:
+    """Every priced change, in %, keyed by what it prices (in this order):
+
+    ``madvise, C cgroups`` (trial CPU time), ``netperf, all scenarios`` (throughput per
+    flow, every scenario drawn), ``netperf, release=R`` (the other axes drawn),
+    ``netperf, LABEL`` per scenario, and ``netperf cycles, R/P/M`` for each release at
+    the first placement and migration (the first study's charge-path cycles per
+    packet, line transfers at ``c2c_transfer``).
+    """
+    out: dict[str, UncertainResult] = {}
+    mad = df[df["workload"] == MADVISE]
+    mspace = madvise_space(load_profile(p.madvise_profile), range(p.trials))
+    for c in p.cgroups:
+        out[f"madvise, {c} cgroups"] = summarise(
+            madvise_change_fn(mad, c), mspace, n=p.samples,
+            holds=lambda y: np.abs(y) <= p.margin_pct, threshold=p.margin_pct, unit="%")
+    net = df[df["workload"] == NETPERF]
+    profile, top, seeds = load_profile(p.netperf_profile), max(p.clients), range(p.seeds)
+
+    def price(choices: dict, quantity: str = "throughput") -> UncertainResult:
+        return predict_netperf(net, profile, choices, seeds, top, n=p.samples,
+                               margin_pct=p.margin_pct, quantity=quantity)
+
+    out["netperf, all scenarios"] = price(p.choices)
+    for r in p.releases:
+        out[f"netperf, release={r}"] = price({**p.choices, "release": (r,)})
+    for case in scenarios(p.releases, p.placements, p.migrates):
+        out[f"netperf, {case.label}"] = price({"release": (case.release,),
+                                               "placement": (case.placement,),
+                                               "migrate": (case.migrate,)})
+    for r in p.releases:  # the first study's measure, at each release
+        case = {"release": (r,), "placement": p.placements[:1], "migrate": p.migrates[:1]}
+        label = f"{r}/{p.placements[0]}/{p.migrates[0]}"
+        out[f"netperf cycles, {label}"] = price(case, "cycles")
+    return out
 
 
-def _mean(df: pd.DataFrame, workload: str, model: str, cgroups: int, col: str) -> float:
-    sel = (df["workload"] == workload) & (df["model"] == model) & (df["cgroups"] == cgroups)
-    return float(df.loc[sel, col].mean())
+def predictions_table(preds: dict[str, UncertainResult]) -> pd.DataFrame:
+    """One row per priced change: median, 90% interval, P(within the band), driver,
+    its total Sobol index and the break-even sentence."""
+    rows = []
+    for key, r in preds.items():
+        cols = r.as_claim_columns()
+        rows.append({"quantity": key, "median_pct": r.median, "low_pct": r.low,
+                     "high_pct": r.high, "p_negligible": r.p_holds, "driver": r.driver,
+                     "driver_st": float(r.sobol_total.get(r.driver, np.nan)),
+                     "break_even": cols["break_even"]})
+    return pd.DataFrame(rows)
 
 
-_SOURCES = {"published": "published", "madvise": f"simulated {MADVISE}",
-            "netperf": f"simulated {NETPERF}"}
+def judged(preds: dict[str, UncertainResult], p: PcstockParams) -> dict[int, object]:
+    """``judge("value", -margin, +margin)`` on each madvise cgroup count's priced change:
+    seed 003's "negligible differences" as the equivalence band."""
+    return {c: judge("value", -p.margin_pct, p.margin_pct,
+                     interval=preds[f"madvise, {c} cgroups"]) for c in p.cgroups}
 
 
-def _rows(v: pd.DataFrame, key: str) -> pd.DataFrame:
-    return v[v["source"].str.startswith(_SOURCES[key])]
+def counts(df: pd.DataFrame, p: PcstockParams) -> list[dict]:
+    """Exact counts first: the madvise loop's walks and hits per 1000 charges per cgroup
+    count and stock, then the netperf scenarios' (pcstock_counts.counts)."""
+    rows = []
+    mad = df[df["workload"] == MADVISE]
+    for c in p.cgroups:
+        for model in (BEFORE, AFTER):
+            g = mad[(mad["cgroups"] == c) & (mad["model"] == model)]
+            note = f"all {p.trials} trials of {p.iterations} iterations, 40 CPUs"
+            charges = float(g["charges"].sum())
+            walks = float((g["walks_per_op"] * g["charges"]).sum())
+            hits = float((g["hit_rate"] * g["charges"]).sum())
+            for q, v in (("walks per 1000 charges", walks), ("stock hits per 1000 charges",
+                                                             hits)):
+                rows.append(count_row("03", q, f"{model}, madvise loop {c} cgroups",
+                                      round(1000.0 * v / charges, 4), note))
+    return rows + netperf_counts(df[df["workload"] == NETPERF], max(p.clients))
 
 
-def summary(df: pd.DataFrame, v: pd.DataFrame, p: PcstockParams) -> dict:
-    """Scalars for the sidecar: per-row differences and verdicts, and the rates."""
+def summary(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResult],
+            p: PcstockParams) -> dict:
+    """Scalars for the sidecar: TOST rows, priced changes, and the netperf counts."""
     out: dict = {"fault_cycles": p.fault_cycles, "margin_pct": p.margin_pct,
-                 "trials": p.trials, "seeds": p.seeds}
-    for key in _SOURCES:
-        rows = _rows(v, key)
+                 "trials": p.trials, "seeds": p.seeds, "samples": p.samples,
+                 "madvise_max_cgroups": max(p.cgroups), "netperf_max_cgroups": max(p.clients)}
+    for key, prefix in (("published", "published"), ("madvise", f"simulated {MADVISE}")):
+        rows = v[v["source"].str.startswith(prefix)]
         for _, r in rows.iterrows():
             c = int(r["cgroups"])
             out[f"delta_pct_{key}_{c}"] = float(r["delta_pct"])
             out[f"equivalent_{key}_{c}"] = bool(r["equivalent"])
             out[f"welch_p_{key}_{c}"] = float(r["welch_p"])
         out[f"all_equivalent_{key}"] = bool(rows["equivalent"].all())
-    for workload, key, top in ((MADVISE, "madvise", max(p.cgroups)),
-                               (NETPERF, "netperf", max(p.clients))):
-        out[f"{key}_max_cgroups"] = top
-        for model in (BEFORE, AFTER):
-            for col in ("walks_per_op", "hit_rate", "transfers_per_op", "cycles_per_op"):
-                out[f"{col}_{model}_{key}"] = _mean(df, workload, model, top, col)
-        out[f"{key}_cycles_change_pct"] = (out[f"cycles_per_op_{AFTER}_{key}"]
-                                           / out[f"cycles_per_op_{BEFORE}_{key}"] - 1) * 100
-    top = _rows(v, "netperf").iloc[-1]
-    out["pcstock_loses_netperf"] = bool(top["delta_pct"] > 0 and top["welch_p"] < 0.05
-                                        and not top["equivalent"])
+    for c, verdict_ in judged(preds, p).items():
+        out[f"judged_madvise_{c}"] = verdict_.word
+    for key, r in preds.items():
+        name = key.replace(", ", "_").replace(" ", "_").replace("/", "_").replace("=", "_")
+        out[f"{name}_median_pct"] = r.median
+        out[f"{name}_low_pct"], out[f"{name}_high_pct"] = r.low, r.high
+        out[f"{name}_p_negligible"] = r.p_holds
+        out[f"{name}_driver"] = r.driver
+    mad = df[df["workload"] == MADVISE]
+    net = df[(df["workload"] == NETPERF) & (df["cgroups"] == max(p.clients))]
+    for model in (BEFORE, AFTER):
+        m = mad[(mad["model"] == model) & (mad["cgroups"] == max(p.cgroups))]
+        out[f"walks_per_op_{model}_madvise"] = float(m["walks_per_op"].mean())
+        out[f"cycles_per_op_{model}_madvise"] = float(m["cycles_per_op"].mean())
+        for label, g in net[net["model"] == model].groupby("scenario"):
+            tag = label.replace("/", "_")
+            out[f"walks_per_1000_{model}_{tag}"] = float(g["walks_per_1000"].mean())
+            out[f"shared_per_msg_{model}_{tag}"] = float(g["shared_per_msg"].mean())
     return out
-
-
-def conclusion(df: pd.DataFrame, v: pd.DataFrame, p: PcstockParams) -> str:
-    """The conclusion sentences, built from this run's numbers."""
-    return T.pcstock_conclusion(summary(df, v, p), p.cgroups, p.clients, p.margin_pct)
-
-
-def claims(df: pd.DataFrame, v: pd.DataFrame, p: PcstockParams) -> list[dict[str, str]]:
-    """Seed 003's "negligible performance differences", and the same on the netperf mix."""
-    pub, mad, net = (_rows(v, k) for k in ("published", "madvise", "netperf"))
-
-    def deltas(rows: pd.DataFrame) -> str:
-        return ", ".join(f"{d:+.2f}% at {c}" for d, c in zip(rows["delta_pct"],
-                                                               rows["cgroups"], strict=True))
-
-    off = [int(c) for c, e in zip(mad["cgroups"], mad["equivalent"], strict=True) if not e]
-    tost = f"TOST +-{p.margin_pct:g}%"
-    rows = [claim_row(
-        "seed 003: page_counter stock vs memcg stock, negligible differences",
-        f"{deltas(pub)} cgroups ({tost}: "
-        f"{'equivalent in every row' if pub['equivalent'].all() else 'not all equivalent'})",
-        f"{deltas(mad)} cgroups, CPU ms per trial over {p.trials} trials ({tost}: "
-        f"{'equivalent in every row' if not off else 'not equivalent at ' + str(off)})",
-        "reproduced" if not off else f"not reproduced at {off} cgroups")]
-    top = net.iloc[-1]
-    loses = bool(top["delta_pct"] > 0 and top["welch_p"] < 0.05 and not top["equivalent"])
-    rows.append(claim_row(
-        "seed 003 beyond the RFC: negligible when charges and uncharges are on other CPUs",
-        "not measured (the RFC ran the madvise loop only)",
-        f"{deltas(net)} clients, charge-path cycles per packet over {p.seeds} seeds "
-        f"({tost}: {'equivalent' if top['equivalent'] else 'not equivalent'} at "
-        f"{int(top['cgroups'])})",
-        "not negligible: pcstock loses" if loses else
-        ("negligible" if top["equivalent"] else "not shown negligible")))
-    return rows

@@ -1,0 +1,220 @@
+"""Study 3's priced predictions, each with its 90% interval, driver and break-even.
+
+**The netperf mix** (no published number: the lab's own prediction). The quantity is
+the change in throughput per flow of the RFC's stock against the multi stock, in %
+(a loss is negative), from the contention model
+(:func:`memcglab.queueing.chargepath_throughput`) at the largest client count: each
+flow a closed loop of CPU time (the work outside memcg, ``other_cycles``, plus the
+charge path's cycles from :mod:`memcglab.cost` without line transfers) and the shared
+page_counter usage lines it queues for (:func:`~memcglab.studies.pcstock_counts.count_runs`
+counted their transfers). Both stocks are priced at the same point: the same
+hardware costs, the same scenario and the same trace seed. The space is
+:func:`memcglab.studies.v4_predict.prediction_space`'s for ``netperf_rx`` on seed
+000's 72-CPU profile (its hardware priors, ``other_cycles_per_packet``, SMT gain,
+cross-socket share, busiest-CPU share) with this study's scenario axes as
+alternatives (:data:`~memcglab.studies.pcstock_counts.ALTERNATIVES`). A pair that
+shares a CPU and moves together keeps one hardware thread busy (``cpus_per_flow``
+1, all its cycles on that CPU); every other flow keeps two.
+
+:func:`cycles_change_fn` prices the older, narrower quantity, charge-path cycles per
+packet (``c2c_transfer`` included), to show what the throughput model changes.
+
+**The madvise loop.** :func:`madvise_change_fn`: the change in a trial's CPU time,
+``(charge-path cycles + fault_cycles) x faults``, in % of the multi stock's, over the
+seed 003 40-CPU profile's cost priors and a prior on the fault's other work, with
+the trials as the seed factor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from memcglab.cost import CostParams
+from memcglab.hardware import MachineProfile
+from memcglab.queueing import ChargePathLoad, ChargePathParams, chargepath_throughput
+from memcglab.studies.pcstock_counts import ALTERNATIVES, MODELS_COMPARED, Scenario
+from memcglab.studies.v4_predict import OTHER_CYCLES, prediction_space
+from memcglab.uncertainty import (
+    Alternative,
+    Draws,
+    Prior,
+    Space,
+    UncertainResult,
+    at_fixed,
+    summarise,
+)
+
+__all__ = ["C2C", "FAULT_CYCLES", "c2c_sweep", "cycles_change_fn", "madvise_change_fn",
+           "madvise_space", "netperf_space", "predict_netperf", "throughput_change_fn"]
+
+#: the prior whose break-even the conclusion quotes
+C2C = "c2c_transfer"
+_C2C_COL = CostParams.names().index(C2C)
+BEFORE, AFTER = MODELS_COMPARED
+
+
+def netperf_space(profile: MachineProfile, choices: Mapping[str, Sequence[str]],
+                  seeds: Sequence[int]) -> Space:
+    """Priors of :func:`~memcglab.studies.v4_predict.prediction_space` for netperf_rx,
+    every axis of ``choices`` (a subset of ``ALTERNATIVES``' options, one or more each)
+    as an alternative, and the seeds."""
+    unknown = [k for k in choices if k not in ALTERNATIVES]
+    if unknown:
+        raise ValueError(f"choices: unknown axes {unknown}; valid: {', '.join(ALTERNATIVES)}")
+    for k, v in choices.items():
+        bad = [o for o in v if o not in ALTERNATIVES[k]]
+        if not v or bad:
+            raise ValueError(f"choices[{k!r}]={list(v)}: need options from "
+                             f"{list(ALTERNATIVES[k])}")
+    base = prediction_space(profile, "netperf_rx", {}, seeds)
+    full = {k: tuple(choices.get(k, ALTERNATIVES[k][:1])) for k in ALTERNATIVES}
+    return Space(list(base.priors), [Alternative(k, v) for k, v in full.items()], seeds=seeds)
+
+
+def _table(runs: pd.DataFrame, clients: int) -> dict[tuple, pd.Series]:
+    sub = runs[runs["clients"] == clients]
+    if sub.empty:
+        raise ValueError(f"clients={clients}: no runs; client counts: "
+                         f"{sorted(set(runs['clients']))}")
+    return {(r["release"], r["placement"], r["migrate"], int(r["seed"]), r["model"]): r
+            for _, r in sub.iterrows()}
+
+
+def _groups(d: Draws):
+    """Points grouped by (scenario, seed): yields (Scenario, seed, indices)."""
+    names = (*ALTERNATIVES, "seed")
+    keys = np.column_stack([d.index[k] for k in names])
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    for g, key in enumerate(uniq):
+        vals = [d.options[k][int(i)] for k, i in zip(names, key, strict=True)]
+        yield Scenario(*vals[:3]), int(vals[3]), np.flatnonzero(inverse.ravel() == g)
+
+
+def _cost(d: Mapping[str, np.ndarray]) -> np.ndarray:
+    return np.column_stack([np.asarray(d[n], dtype=float) for n in CostParams.names()])
+
+
+def _rate(row: pd.Series, d: Mapping[str, np.ndarray], profile: MachineProfile,
+          case: Scenario) -> np.ndarray:
+    coef = np.asarray(row["coef"], dtype=float).copy()
+    coef[_C2C_COL] = 0.0  # the line stations price the transfers
+    memcg = _cost(d) @ coef
+    load = ChargePathLoad(clients=[int(row["clients"])], names=tuple(row["shared_names"]),
+                          shared=[list(row["shared"])], private=[float(row["private_per_msg"])],
+                          memcg_cycles=memcg[:, None])
+    one = case.cpus_per_flow == 1
+    params = ChargePathParams(
+        other_cycles=d["other_cycles"],
+        busiest_cpu_share=1.0 if one else d["busiest_cpu_share"], ghz=d["cpu_ghz"],
+        c2c_cycles=d["c2c_transfer"], c2c_cross_cycles=d["c2c_transfer_cross_socket"],
+        cross_socket_fraction=d["cross_socket_fraction"],
+        cycles_per_sharer=d["contended_rmw_per_sharer"], cpus=float(profile.cpus),
+        smt=float(profile.smt), smt_gain=d["smt_gain"], cpus_per_flow=float(case.cpus_per_flow))
+    return chargepath_throughput(load, params).per_flow_rate[:, 0]
+
+
+def throughput_change_fn(runs: pd.DataFrame, profile: MachineProfile, clients: int):
+    """The vectorised quantity: % change of pcstock's throughput per flow vs multi's."""
+    table = _table(runs, clients)
+
+    def fn(d: Draws) -> np.ndarray:
+        out = np.empty(d.n)
+        for case, seed, idx in _groups(d):
+            sub = {k: np.asarray(d[k])[idx] for k in d.values}
+            key = (case.release, case.placement, case.migrate, seed)
+            base = _rate(table[(*key, BEFORE)], sub, profile, case)
+            new = _rate(table[(*key, AFTER)], sub, profile, case)
+            out[idx] = (new / base - 1.0) * 100.0
+        return out
+    return fn
+
+
+def cycles_change_fn(runs: pd.DataFrame, clients: int):
+    """The vectorised quantity: % change of charge-path cycles per packet, pcstock vs
+    multi, line transfers priced at ``c2c_transfer`` (the first study's measure)."""
+    table = _table(runs, clients)
+
+    def fn(d: Draws) -> np.ndarray:
+        out = np.empty(d.n)
+        for case, seed, idx in _groups(d):
+            cost = _cost({k: np.asarray(d[k])[idx] for k in CostParams.names()})
+            key = (case.release, case.placement, case.migrate, seed)
+            base = cost @ np.asarray(table[(*key, BEFORE)]["coef"], dtype=float)
+            new = cost @ np.asarray(table[(*key, AFTER)]["coef"], dtype=float)
+            out[idx] = (new / base - 1.0) * 100.0
+        return out
+    return fn
+
+
+def predict_netperf(runs: pd.DataFrame, profile: MachineProfile,
+                    choices: Mapping[str, Sequence[str]], seeds: Sequence[int], clients: int,
+                    n: int = 1024, margin_pct: float = 2.0, quantity: str = "throughput"
+                    ) -> UncertainResult:
+    """One priced change over ``choices`` (one scenario, or several drawn jointly).
+
+    The claim "negligible" holds when the change lies within ``+-margin_pct``; the
+    break-even is where the change crosses ``-margin_pct`` (a loss stops being
+    negligible) for ``quantity="throughput"``, ``+margin_pct`` for ``"cycles"``.
+    """
+    space = netperf_space(profile, choices, seeds)
+    if quantity == "throughput":
+        fn, threshold = throughput_change_fn(runs, profile, clients), -margin_pct
+    elif quantity == "cycles":
+        fn, threshold = cycles_change_fn(runs, clients), margin_pct
+    else:
+        raise ValueError(f"quantity={quantity!r}: must be 'throughput' or 'cycles'")
+    return summarise(fn, space, n=n, holds=lambda y: np.abs(y) <= margin_pct,
+                     threshold=threshold, unit="%")
+
+
+def c2c_sweep(runs: pd.DataFrame, profile: MachineProfile,
+              choices: Mapping[str, Sequence[str]], seeds: Sequence[int], clients: int,
+              values: Sequence[float]) -> np.ndarray:
+    """The throughput change at ``c2c_transfer`` = each of ``values`` (outside its prior
+    too), the other inputs typical and the seeds averaged: where the break-even would
+    be if it is not inside the prior."""
+    space = netperf_space(profile, choices, seeds)
+    fn = throughput_change_fn(runs, profile, clients)
+    return at_fixed(fn, space, {C2C: np.asarray(values, dtype=float)})
+
+
+#: the madvise loop's work outside memcg per fault (study 6's prior, named for this study)
+FAULT_CYCLES = Prior("fault_cycles", "cycles", OTHER_CYCLES["madvise_fault"].low,
+                     OTHER_CYCLES["madvise_fault"].typical, OTHER_CYCLES["madvise_fault"].high,
+                     OTHER_CYCLES["madvise_fault"].shape, OTHER_CYCLES["madvise_fault"].source)
+
+
+def madvise_space(profile: MachineProfile, trials: Sequence[int]) -> Space:
+    """The profile's cost priors, :data:`FAULT_CYCLES`, and the trials as the seed factor."""
+    priors = [profile.priors[n] for n in CostParams.names()] + [FAULT_CYCLES]
+    return Space(priors, seeds=list(trials))
+
+
+def madvise_change_fn(trials: pd.DataFrame, cgroups: int):
+    """% change of a trial's CPU time, pcstock vs multi, at ``cgroups`` cgroups.
+
+    ``trials`` has one row per (cgroups, model, sample) with ``coef`` (cost units per
+    fault) and ``charges``; a point's seed picks the trial, priced for both stocks.
+    """
+    sub = trials[trials["cgroups"] == cgroups]
+    if sub.empty:
+        raise ValueError(f"cgroups={cgroups}: no trials; cgroups: {sorted(set(trials['cgroups']))}")
+    rows = {(int(r["sample"]), r["model"]): r for _, r in sub.iterrows()}
+
+    def fn(d: Draws) -> np.ndarray:
+        cost, fault = _cost(d), np.asarray(d["fault_cycles"], dtype=float)
+        out = np.empty(d.n)
+        seeds = np.asarray(d["seed"]).astype(int)
+        for t in np.unique(seeds):
+            idx = np.flatnonzero(seeds == t)
+            time = {}
+            for model in MODELS_COMPARED:
+                r = rows[(int(t), model)]
+                per = cost[idx] @ np.asarray(r["coef"], dtype=float) + fault[idx]
+                time[model] = per * float(r["charges"])
+            out[idx] = (time[AFTER] / time[BEFORE] - 1.0) * 100.0
+        return out
+    return fn
