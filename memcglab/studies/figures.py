@@ -21,7 +21,8 @@ __all__ = ["MODEL_PALETTE", "POLICY_PALETTE", "new_figure"]
 
 #: one colour per stock model, the same in every study (seaborn's colour-blind palette)
 MODEL_PALETTE = {"single": "#949494", "multi": "#0173b2", "multi-rr": "#029e73",
-                 "multi-lru": "#d55e00", "multi-fix2": "#cc78bc", "pcstock": "#de8f05"}
+                 "multi-lru": "#d55e00", "multi-fix2": "#cc78bc", "pcstock": "#de8f05",
+                 "pcstock-v4": "#ca9161"}
 #: one colour per victim policy: the colour of the model that runs it
 POLICY_PALETTE = {"random": MODEL_PALETTE["multi"], "rr": MODEL_PALETTE["multi-rr"],
                   "lru": MODEL_PALETTE["multi-lru"]}

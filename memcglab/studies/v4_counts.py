@@ -70,7 +70,10 @@ class Case:
 
     ``make(cpus, size, seed, **choice)`` returns ``(trace, messages, flows)``;
     ``alternatives`` maps each choice to its options (the first is the default);
-    ``cpus_per_flow`` is the hardware threads one flow keeps busy.
+    ``cpus_per_flow`` is the hardware threads one flow keeps busy. ``steady`` is False
+    for a benchmark whose messages charge nothing once it runs (its trace's charges are
+    setup and teardown, which a real run of millions of messages amortises to nothing):
+    its per-message load is zero in every model, whatever a short trace's setup costs.
     """
 
     name: str
@@ -79,6 +82,7 @@ class Case:
     make: Callable[..., tuple[Trace, int, int]]
     alternatives: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     cpus_per_flow: int = 2
+    steady: bool = True
 
     def trace(self, cpus: int, size: int, seed: int, **choice: Any) -> tuple[Trace, int, int]:
         """The case's trace on ``cpus`` hardware threads: ``(trace, messages, flows)``."""
@@ -151,14 +155,14 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("tcp_rr", "netperf TCP_RR over loopback, 1-byte request and response", "transaction",
          _rr("tcp"), {"placement": ("spread", "random")}),
     Case("udp_rr", "netperf UDP_RR over loopback", "transaction", _rr("udp"),
-         {"placement": ("spread", "random")}),
+         {"placement": ("spread", "random")}, steady=False),
     Case("sctp_rr", "netperf SCTP_RR over loopback", "transaction", _rr("sctp"),
          {"placement": ("spread", "random")}),
     Case("tcp_stream_1k", "netperf TCP_STREAM over loopback, 1 KiB sends", "send",
          _stream(1024), {"ack": ("backlog", "softirq")}),
     Case("tcp_stream_64k", "netperf TCP_STREAM over loopback, 64 KiB sends", "send",
          _stream(64 * 1024), {"ack": ("backlog", "softirq")}),
-    Case("bw_unix", "lmbench bw_unix, AF_UNIX stream pairs", "transfer", _unix),
+    Case("bw_unix", "lmbench bw_unix, AF_UNIX stream pairs", "transfer", _unix, steady=False),
     Case("madvise_fault", f"seed 003's fault/MADV_DONTNEED loop, {MADVISE_CGROUPS} cgroups",
          "fault", _madvise, {"placement": ("spread", "pinned")}, cpus_per_flow=1),
 )}
@@ -186,7 +190,8 @@ def count_runs(cases: Sequence[str], machines: Mapping[str, int], size: int,
     choice (``choice``, a sorted ``k=v`` string; ``""`` for none), ``messages``,
     ``flows``, the event totals, ``shared_names`` / ``shared`` (tuples: each shared
     usage line's transfers per message), ``private`` (per message) and ``coef`` (the
-    cost model's units per message, an array in :meth:`CostParams.names` order).
+    cost model's units per message, an array in :meth:`CostParams.names` order); the
+    last four are zero for a case that is not ``steady``.
     """
     unknown = [c for c in cases if c not in CASES]
     if unknown:
@@ -207,8 +212,8 @@ def count_runs(cases: Sequence[str], machines: Mapping[str, int], size: int,
                         _, ev = replay_compiled(trace, model=model, slots=slots,
                                                 seed=int(seed), events=True)
                         t = ev.totals()
-                        lines = (line_counts(ev, parents, messages) if t["charges"]
-                                 else None)
+                        lines = (line_counts(ev, parents, messages)
+                                 if t["charges"] and case.steady else None)
                         rows.append({
                             "workload": name, "machine": machine, "cpus": cpus,
                             "choice": label, "seed": int(seed), "model": model,
@@ -217,6 +222,7 @@ def count_runs(cases: Sequence[str], machines: Mapping[str, int], size: int,
                             "shared_names": lines.names if lines else (),
                             "shared": tuple(lines.shared.tolist()) if lines else (),
                             "private": lines.private if lines else 0.0,
-                            "coef": _coefficients_per_message(ev, model, slots, messages),
+                            "coef": _coefficients_per_message(ev, model, slots, messages)
+                            if case.steady else np.zeros(len(CostParams.names())),
                         })
     return pd.DataFrame(rows)
