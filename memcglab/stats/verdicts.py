@@ -26,7 +26,7 @@ from memcglab.stats.inference import (
 from memcglab.stats.verdict_rules import judge
 
 __all__ = ["verdict_003", "verdict_003_simulated", "verdict_004", "verdict_004_rules",
-           "verdict_lru_random"]
+           "verdict_lru_random", "verdict_lru_random_rules"]
 
 _COLS_003 = ["cgroups", "n", "before_ms", "after_ms", "sd_before_ms", "sd_after_ms", "diff_ms",
              "delta_pct", "welch_t", "welch_df", "welch_p", "hedges_g", "margin_pct", "tost_p",
@@ -223,3 +223,29 @@ def verdict_lru_random(paired: pd.DataFrame, higher_is_better: bool = True,
         "n_seeds": len(adv), "mean_advantage_pct": float(adv.mean()), "ci_low": lo,
         "ci_high": hi, "wilcoxon_stat": stat, "wilcoxon_p": p, "claim_low_pct": low,
         "claim_high_pct": high, "verdict": word}])
+
+
+def verdict_lru_random_rules(priced) -> pd.DataFrame:
+    """Seed 000's "random better than LRU by 1% to 3%" judged per mix by the pre-registered
+    rules (:func:`memcglab.stats.verdict_rules.judge`, a ``difference`` claim on the
+    band [1, 3]% of random's throughput advantage).
+
+    ``priced`` maps a mix name to its priced advantage in % (a
+    :class:`memcglab.uncertainty.UncertainResult`, or anything with ``median``,
+    ``low``, ``high``, ``coverage``, ``sources`` and ``as_claim_columns()``). Unlike
+    :func:`verdict_lru_random`, whose interval is over seeds only, the interval here
+    carries the hardware priors and the modelling alternatives.
+    """
+    c = load("claims").frame.set_index("claim_id").loc["lru_vs_random"]
+    low, high = float(c["low"]), float(c["high"])
+    rows = []
+    for mix, pred in priced.items():
+        v = judge("difference", low, high, interval=pred)
+        cols = pred.as_claim_columns()
+        rows.append({"mix": mix, "median_pct": float(pred.median), "low_pct": float(pred.low),
+                     "high_pct": float(pred.high), "coverage": float(pred.coverage),
+                     "p_holds": float(cols["p_holds"]), "driver": cols["driver"],
+                     "break_even": cols["break_even"], "claim_low_pct": low,
+                     "claim_high_pct": high, "verdict": v.word, "reason": v.reason,
+                     "rules_sha256": v.rules_sha256})
+    return pd.DataFrame(rows)

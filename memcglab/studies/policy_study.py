@@ -11,14 +11,16 @@ Zipf and bursty, 1-64 active memcgs per CPU, several CPU counts and seeds) and s
 
 It answers: how many slots and which policy the 36-client netperf mix needs
 (:func:`needs`); where a second cache line of slots pays for the line it adds to every
-lookup (:func:`second_line`); and whether random beats LRU by 1-3%, with a bootstrap
-confidence interval over paired seeds (:func:`verdict`). Its figures are in
-:mod:`memcglab.studies.policy_views`.
+lookup (:func:`second_line`). Every replay keeps its event totals, from which
+:mod:`memcglab.studies.policy_counts` states the exact counts (walks, evictions, hits,
+recency writes, and how often a CPU has more active memcgs than slots) and
+:mod:`memcglab.studies.policy_pricing` prices random against LRU with the hardware
+priors; :mod:`memcglab.studies.policy_verdict` judges seed 000's claim. The figures
+are in :mod:`memcglab.studies.policy_views`.
 
-Predicted throughput changes assume each charge costs its charge-path cycles plus
-``other_cycles`` of work outside memcg; 0, the default, is the memcg-bound CPU of seed
-000's production report ("almost all of that time is spent in memcg accounting"), so
-the changes are upper bounds.
+Cycles per charge here (``cycles_per_op``) are the charge path alone at the typical
+hardware costs (:class:`memcglab.cost.CostParams`), with the layout's lines per scan;
+they rank slot counts, they are not throughput.
 
 >>> model_for("rr"), model_for("lru")
 ('multi-rr', 'multi-lru')
@@ -30,23 +32,25 @@ ValueError: policy='fifo': not a victim policy of memcglab.kernel.victim.POLICIE
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from memcglab.engine import replay_compiled
+from memcglab.events import EVENT_NAMES
+from memcglab.hardware import profiles
 from memcglab.kernel.victim import POLICIES
 from memcglab.models import MODELS
-from memcglab.stats import verdict_lru_random
-from memcglab.studies import claim_row
-from memcglab.studies import text as T
-from memcglab.studies.measure import measure, scan_lines
+from memcglab.studies.measure import metrics, scan_lines
+from memcglab.studies.policy_pricing import NETPERF_ALTERNATIVES
 from memcglab.workloads import NetperfRxSpec, SyntheticSpec, netperf_rx, synthetic
 from memcglab.workloads.synthetic import MIXES
 
-__all__ = ["POLICY_MODELS", "NEED_TOL_PCT", "PolicyParams", "model_for", "runnable_policies",
-           "line_capacity", "run", "paired", "tp_change", "needs", "second_line", "pays_from",
-           "advantages", "verdict", "summary", "conclusion", "claims"]
+__all__ = ["POLICY_MODELS", "NEED_TOL_PCT", "NETPERF", "PolicyParams", "model_for",
+           "runnable_policies", "line_capacity", "netperf_spec", "run", "paired", "tp_change",
+           "needs", "second_line", "pays_from"]
 
 #: victim policy -> the replay model that runs it
 POLICY_MODELS = {"random": "multi", "rr": "multi-rr", "lru": "multi-lru"}
@@ -113,8 +117,13 @@ class PolicyParams:
     slot_counts: tuple[int, ...] = tuple(range(1, 17))
     netperf_clients: int = 36
     netperf_messages: int = 50_000
-    #: cycles per charge outside memcg (see the module docstring).
-    other_cycles: float = 0.0
+    #: window lengths W (stock operations of one CPU) of the active-memcg count: 16
+    #: and 64 are a NAPI poll's scale (NAPI_POLL_WEIGHT is 64), 256 a few polls.
+    windows: tuple[int, ...] = (16, 64, 256)
+    #: machine profile of the hardware priors (data/hardware/profiles): seed 000's box.
+    profile: str = "seed000-72cpu"
+    #: quasi-random points of the propagation (a power of 2).
+    samples: int = 1024
 
     def __post_init__(self) -> None:
         model_for(self.policy)
@@ -127,18 +136,25 @@ class PolicyParams:
         if not 2 <= self.seeds <= 1000:
             raise ValueError(f"seeds={self.seeds}: must be between 2 and 1000 (a confidence "
                              "interval over seeds needs two)")
-        if self.other_cycles < 0:
-            raise ValueError(f"other_cycles={self.other_cycles}: must be >= 0")
+        if self.profile not in profiles():
+            raise ValueError(f"profile={self.profile!r}: unknown; valid: "
+                             f"{', '.join(profiles())}")
+        if self.samples < 2 or self.samples & (self.samples - 1):
+            raise ValueError(f"samples={self.samples}: must be a power of 2 (Sobol points), "
+                             "e.g. 1024")
+        if not self.windows or any(w < 1 for w in self.windows):
+            raise ValueError(f"windows={self.windows}: need one or more lengths >= 1")
 
     @classmethod
     def from_notebook(cls, policy: str = "random", slots: int = 7, quick: bool = False,
-                      seeds: int = 6, other_cycles: float = 0.0) -> PolicyParams:
+                      seeds: int = 6, profile: str = "seed000-72cpu", samples: int = 1024
+                      ) -> PolicyParams:
         """From the notebook's parameters; ``quick`` is a CI-sized grid."""
         if quick:
             return cls(policy=policy, slots=slots, actives=(2, 32), cpus=(1, 4),
                        seeds=3, charges_per_cpu=500, slot_counts=(1, 4, 7, 8, 16),
-                       netperf_messages=10_000, other_cycles=other_cycles)
-        return cls(policy=policy, slots=slots, seeds=seeds, other_cycles=other_cycles)
+                       netperf_messages=10_000, profile=profile, samples=min(samples, 256))
+        return cls(policy=policy, slots=slots, seeds=seeds, profile=profile, samples=samples)
 
     @property
     def policies(self) -> tuple[str, ...]:
@@ -152,9 +168,16 @@ class PolicyParams:
 
 
 def _replays(trace, policies, slot_counts, seed: int, key: dict) -> list[dict]:
-    return [{**key, "policy": pol, "model": model_for(pol), "slots": s,
-             **measure(trace, model_for(pol), s, seed)}
-            for pol in policies for s in slot_counts]
+    rows = []
+    for pol in policies:
+        for s in slot_counts:
+            model = model_for(pol)
+            _, events = replay_compiled(trace, model=model, slots=s, seed=seed, events=True)
+            totals = events.totals()
+            rows.append({**key, "policy": pol, "model": model, "slots": s,
+                         **metrics(totals, model, s),
+                         **{f"ev_{n}": int(totals[n]) for n in EVENT_NAMES}})
+    return rows
 
 
 def _synthetic(p: PolicyParams) -> list[dict]:
@@ -170,30 +193,50 @@ def _synthetic(p: PolicyParams) -> list[dict]:
                                          remote_release=p.remote_release if cpus > 1 else 0.0)
                     trace = synthetic(spec)
                     key = {"workload": "synthetic", "mix": mix, "active": active,
-                           "cpus": cpus, "seed": seed}
+                           "cpus": cpus, "seed": seed, "placement": "", "release": "",
+                           "default": True}
                     rows += _replays(trace, p.policies, (p.slots,), seed, key)
                     extra = sorted({one, two} - {p.slots})
                     rows += _replays(trace, (p.policy,), extra, seed, key)
     return rows
 
 
+def netperf_spec(p: PolicyParams, seed: int, placement: str = "spread",
+                 release: str = "task") -> NetperfRxSpec:
+    """The netperf mix of ``p`` for one seed and modelling alternative."""
+    return NetperfRxSpec(clients=p.netperf_clients, messages=p.netperf_messages, seed=seed,
+                         placement=placement, release=release)
+
+
 def _netperf(p: PolicyParams) -> list[dict]:
     rows = []
     counts = tuple(sorted(set(p.slot_counts) | {p.slots}))
     policies = tuple(dict.fromkeys((*p.policies, *runnable_policies())))
+    choices = [dict(zip(NETPERF_ALTERNATIVES, c, strict=True))
+               for c in itertools.product(*NETPERF_ALTERNATIVES.values())]
     for seed in range(p.seeds):
-        spec = NetperfRxSpec(clients=p.netperf_clients, messages=p.netperf_messages, seed=seed)
-        key = {"workload": NETPERF, "mix": NETPERF, "active": np.nan, "cpus": spec.cpus,
-               "seed": seed}
-        rows += _replays(netperf_rx(spec), policies, counts, seed, key)
+        for i, choice in enumerate(choices):
+            spec = netperf_spec(p, seed, **choice)
+            key = {"workload": NETPERF, "mix": NETPERF, "active": np.nan, "cpus": spec.cpus,
+                   "seed": seed, **choice, "default": i == 0}
+            trace = netperf_rx(spec)
+            if i == 0:  # the slot sweep, every policy
+                rows += _replays(trace, policies, counts, seed, key)
+            else:  # the priced comparison's other alternatives
+                rows += _replays(trace, ("random", "lru"), (p.slots,), seed, key)
     return rows
 
 
 def run(p: PolicyParams) -> pd.DataFrame:
-    """Every replay of the study, one row each (``cost_per_op`` adds ``other_cycles``)."""
-    df = pd.DataFrame(_synthetic(p) + _netperf(p))
-    df["cost_per_op"] = df["cycles_per_op"] + p.other_cycles
-    return df
+    """Every replay of the study, one row each: the configuration, the metrics of
+    :func:`memcglab.studies.measure.metrics` (``cycles_per_op`` at the typical costs,
+    the charge path alone) and every event total (``ev_<name>``).
+
+    ``default`` marks the rows of the default modelling alternative (netperf's tasks
+    spread, pages released by the reading task); the other netperf alternatives are
+    replayed for random and LRU at ``p.slots`` only, for the priced comparison.
+    """
+    return pd.DataFrame(_synthetic(p) + _netperf(p))
 
 
 def paired(df: pd.DataFrame, policy: str, slots: int, workload: str,
@@ -203,20 +246,22 @@ def paired(df: pd.DataFrame, policy: str, slots: int, workload: str,
     Columns: seed, and one per policy present. For the synthetic mixes the mean is over
     every (mix, active, cpus) with more active memcgs than slots (``overflow_only``).
     """
-    sel = (df["workload"] == workload) & (df["slots"] == slots)
+    sel = (df["workload"] == workload) & (df["slots"] == slots) & df["default"]
     if workload != NETPERF and overflow_only:
         sel &= df["active"] > slots
     sub = df[sel]
     if sub.empty:
         raise ValueError(f"no {workload} rows at slots={slots}"
                          + (" with more active memcgs than slots" if overflow_only else ""))
-    wide = sub.pivot_table(index="seed", columns="policy", values="cost_per_op", aggfunc="mean")
+    wide = sub.pivot_table(index="seed", columns="policy", values="cycles_per_op", aggfunc="mean")
     return wide.reset_index().rename_axis(columns=None)
 
 
 def tp_change(df: pd.DataFrame, policy: str, slots: int, workload: str,
               overflow_only: bool = True) -> float:
-    """Predicted throughput change of ``policy`` against random, in %, mean over seeds."""
+    """Throughput change of ``policy`` against random, in %, mean over seeds, on a CPU that
+    does nothing but charge-path work at the typical costs: an upper bound (the priced
+    comparison, :mod:`memcglab.studies.policy_verdict`, adds the work outside memcg)."""
     w = paired(df, policy, slots, workload, overflow_only)
     return float(((w["random"] / w[policy] - 1) * 100).mean())
 
@@ -227,8 +272,8 @@ def needs(df: pd.DataFrame, tol_pct: float = NEED_TOL_PCT) -> pd.DataFrame:
     Columns: policy, slots_needed, cost_at_need, best_slots, best_cost (cycles per
     charge, mean over seeds); sorted by slots needed, then cost.
     """
-    net = df[df["workload"] == NETPERF]
-    cost = net.groupby(["policy", "slots"])["cost_per_op"].mean()
+    net = df[(df["workload"] == NETPERF) & df["default"]]
+    cost = net.groupby(["policy", "slots"])["cycles_per_op"].mean()
     floor = float(cost.min())
     rows = []
     for pol in net["policy"].unique():
@@ -254,7 +299,7 @@ def second_line(df: pd.DataFrame, p: PolicyParams) -> pd.DataFrame:
     sub = df[(df["workload"] == "synthetic") & (df["policy"] == p.policy)
              & df["slots"].isin([one, two])]
     cost = sub.pivot_table(index=["mix", "cpus", "active"], columns="slots",
-                           values="cost_per_op", aggfunc="mean")
+                           values="cycles_per_op", aggfunc="mean")
     out = pd.DataFrame({"cost_one_line": cost[one], "cost_two_lines": cost[two]})
     out["gain_pct"] = (out["cost_one_line"] / out["cost_two_lines"] - 1) * 100
     out["one_line_slots"], out["two_line_slots"] = one, two
@@ -275,130 +320,3 @@ def pays_from(line: pd.DataFrame, mix: str, cpus: int) -> int | None:
         return None
     first = len(better) - int(np.argmin(better[::-1])) if not better.all() else 0
     return int(g["active"].iloc[first])
-
-
-def _workloads(p: PolicyParams) -> list[tuple[str, str]]:
-    return [(NETPERF, f"netperf, {p.netperf_clients} clients"),
-            ("synthetic", "synthetic, active > slots")]
-
-
-def advantages(df: pd.DataFrame, p: PolicyParams, other: str = "lru") -> pd.DataFrame:
-    """Random's throughput advantage over ``other`` per seed, in %: workload, seed, value."""
-    rows = []
-    for workload, label in _workloads(p):
-        try:
-            w = paired(df, other, p.slots, workload)
-        except ValueError:  # no configuration overflows the slots
-            continue
-        adv = (w[other] / w["random"] - 1) * 100
-        rows += [{"workload": label, "seed": int(s), "advantage_pct": float(a)}
-                 for s, a in zip(w["seed"], adv, strict=True)]
-    return pd.DataFrame(rows, columns=["workload", "seed", "advantage_pct"])
-
-
-def verdict(df: pd.DataFrame, p: PolicyParams) -> pd.DataFrame:
-    """Random vs LRU (and vs the notebook's policy) with a CI over seeds, per workload.
-
-    :func:`memcglab.stats.verdict_lru_random` on per-seed costs per charge, paired by
-    seed. A row comparing random with another policy than LRU keeps the test and the
-    interval but not the claim's bounds (the claim is about LRU).
-    """
-    others = ["lru"] + [p.policy] * (p.policy not in ("random", "lru"))
-    out = []
-    for other in others:
-        for workload, label in _workloads(p):
-            try:
-                w = paired(df, other, p.slots, workload)
-            except ValueError:
-                continue
-            v = verdict_lru_random(w[["seed", "random", other]].rename(columns={other: "lru"}),
-                                   higher_is_better=False)
-            if other != "lru":
-                lo, hi = float(v["ci_low"].iloc[0]), float(v["ci_high"].iloc[0])
-                v["verdict"] = T.advantage_word(lo, hi, other)
-                v[["claim_low_pct", "claim_high_pct"]] = np.nan
-            v.insert(0, "comparison", f"random vs {other}")
-            v.insert(1, "workload", label)
-            v.insert(2, "slots", p.slots)
-            out.append(v)
-    return pd.concat(out, ignore_index=True)
-
-
-def _net(df: pd.DataFrame, policy: str, slots: int, col: str) -> float:
-    sel = (df["workload"] == NETPERF) & (df["policy"] == policy) & (df["slots"] == slots)
-    return float(df.loc[sel, col].mean())
-
-
-def _syn(df: pd.DataFrame, policy: str, slots: int, col: str, overflow: bool) -> float:
-    sel = (df["workload"] == "synthetic") & (df["policy"] == policy) & (df["slots"] == slots)
-    sel &= (df["active"] > slots) if overflow else (df["active"] <= slots)
-    return float(df.loc[sel, col].mean()) if sel.any() else float("nan")
-
-
-def _verdict_row(v: pd.DataFrame, comparison: str, workload: str) -> pd.Series | None:
-    sel = (v["comparison"] == comparison) & (v["workload"].str.startswith(workload))
-    return v[sel].iloc[0] if sel.any() else None
-
-
-def summary(df: pd.DataFrame, v: pd.DataFrame, p: PolicyParams) -> dict:
-    """Scalars for the sidecar: this run's policy and slots, its outcomes, the verdicts."""
-    need = needs(df)
-    line = second_line(df, p)
-    out = {"policy": p.policy, "slots": p.slots, "model": model_for(p.policy),
-           "other_cycles": p.other_cycles}
-    for col, key in (("walks_per_1000", "walks_per_1000"), ("cycles_per_op", "cycles_per_op"),
-                     ("hit_rate", "hit_rate")):
-        out[f"{key}_netperf"] = _net(df, p.policy, p.slots, col)
-        out[f"{key}_synthetic_overflow"] = _syn(df, p.policy, p.slots, col, True)
-        out[f"{key}_synthetic_fits"] = _syn(df, p.policy, p.slots, col, False)
-    for pol in ("random", "lru"):
-        out[f"walks_per_1000_netperf_{pol}"] = _net(df, pol, p.slots, "walks_per_1000")
-        out[f"cycles_per_op_netperf_{pol}"] = _net(df, pol, p.slots, "cycles_per_op")
-    out["lru_writes_per_op_netperf_lru"] = _net(df, "lru", p.slots, "lru_writes_per_op")
-    out["tp_change_vs_random_netperf_pct"] = tp_change(df, p.policy, p.slots, NETPERF)
-    try:
-        out["tp_change_vs_random_synthetic_pct"] = tp_change(df, p.policy, p.slots, "synthetic")
-    except ValueError:
-        out["tp_change_vs_random_synthetic_pct"] = float("nan")
-    for workload in (NETPERF, "synthetic"):
-        r = _verdict_row(v, "random vs lru", workload)
-        for key in ("mean_advantage_pct", "ci_low", "ci_high", "wilcoxon_p"):
-            out[f"lru_{key}_{workload}"] = float(r[key]) if r is not None else float("nan")
-        out[f"lru_verdict_{workload}"] = str(r["verdict"]) if r is not None else "not tested"
-    best = need.iloc[0]
-    out["netperf_best_policy"] = str(best["policy"])
-    out["netperf_slots_needed"] = int(best["slots_needed"])
-    for _, r in need.iterrows():
-        n = r["slots_needed"]
-        out[f"netperf_slots_needed_{r['policy']}"] = None if pd.isna(n) else int(n)
-    out["one_line_slots"], out["two_line_slots"] = p.line_slots
-    for mix in p.mixes:
-        for cpus in p.cpus:
-            out[f"second_line_pays_from_{mix}_{cpus}cpu"] = pays_from(line, mix, cpus)
-            g = line[(line["mix"] == mix) & (line["cpus"] == cpus)]
-            out[f"second_line_gain_max_active_{mix}_{cpus}cpu_pct"] = float(
-                g.loc[g["active"].idxmax(), "gain_pct"])
-    return out
-
-
-def conclusion(df: pd.DataFrame, v: pd.DataFrame, p: PolicyParams) -> str:
-    """The conclusion sentences, built from this run's numbers."""
-    return T.policy_conclusion(summary(df, v, p), needs(df), p.mixes, p.cpus,
-                               p.netperf_clients, NEED_TOL_PCT)
-
-
-def claims(df: pd.DataFrame, v: pd.DataFrame, p: PolicyParams) -> list[dict[str, str]]:
-    """Seed 000's "the dumb one was always better by 1% to 3%", on both workloads."""
-    rows = []
-    for workload, label in _workloads(p):
-        r = _verdict_row(v, "random vs lru", workload)
-        if r is None:
-            continue
-        rows.append(claim_row(
-            f"seed 000: random victim better than LRU by {r['claim_low_pct']:g}% to "
-            f"{r['claim_high_pct']:g}%",
-            f"{r['claim_low_pct']:g}% to {r['claim_high_pct']:g}% (no workload named)",
-            f"{r['mean_advantage_pct']:+.2f}% [95% CI {r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
-            f" over {int(r['n_seeds'])} seeds; {label}, {p.slots} slots",
-            str(r["verdict"])))
-    return rows

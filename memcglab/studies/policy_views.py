@@ -1,7 +1,8 @@
-"""Study 2's figures: victim policies over active memcgs, and slot counts.
+"""Study 2's figures: victim policies over active memcgs, slot counts, the priced advantage.
 
-The numbers come from :mod:`memcglab.studies.policy_study`; these functions only draw.
-The claimed band of random's advantage over LRU is the published ``claims`` table's.
+The numbers come from :mod:`memcglab.studies.policy_study` and
+:mod:`memcglab.studies.policy_verdict`; these functions only draw. The claimed band of
+random's advantage over LRU is the published ``claims`` table's.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import seaborn as sns
 
 from memcglab.published import load
 from memcglab.studies.figures import POLICY_PALETTE, new_figure
-from memcglab.studies.policy_study import NETPERF, PolicyParams, advantages, second_line
+from memcglab.studies.policy_study import NETPERF, PolicyParams, second_line
+from memcglab.studies.policy_verdict import PolicyResults, mix_label
+from memcglab.uncertainty import sensitivity_figure
 
-__all__ = ["figure_policies", "figure_slots"]
+__all__ = ["figure_policies", "figure_slots", "figure_sensitivity"]
 
 
 def figure_policies(df: pd.DataFrame, p: PolicyParams):
@@ -38,18 +41,19 @@ def figure_policies(df: pd.DataFrame, p: PolicyParams):
     return fig
 
 
-def figure_slots(df: pd.DataFrame, p: PolicyParams):
-    """Netperf cost vs slots per policy; the second line's gain; random vs LRU per seed."""
+def figure_slots(df: pd.DataFrame, p: PolicyParams, r: PolicyResults):
+    """Netperf cost vs slots per policy; the second line's gain; the priced advantage."""
     one, two = p.line_slots
     fig, ax = new_figure(1, 3)
-    net = df[df["workload"] == NETPERF]
-    sns.lineplot(net, x="slots", y="cost_per_op", hue="policy", style="policy",
+    net = df[(df["workload"] == NETPERF) & df["default"]]
+    sns.lineplot(net, x="slots", y="cycles_per_op", hue="policy", style="policy",
                  palette=POLICY_PALETTE, markers=True, errorbar="sd", ax=ax[0])
     for edge in (one, two):
         ax[0].axvline(edge + 0.5, color="k", ls=":", lw=1)
     ax[0].xaxis.get_major_locator().set_params(integer=True)
     ax[0].set(title=f"netperf, {p.netperf_clients} clients (dotted: cache-line ends)",
-              xlabel="slots (NR_MEMCG_STOCK)", ylabel="cycles per charge")
+              xlabel="slots (NR_MEMCG_STOCK)",
+              ylabel="charge-path cycles per charge (typical costs)")
     line = second_line(df, p)
     sns.lineplot(line, x="active", y="gain_pct", hue="mix", style="cpus", markers=True,
                  ax=ax[1])
@@ -58,19 +62,30 @@ def figure_slots(df: pd.DataFrame, p: PolicyParams):
     ax[1].legend(fontsize="x-small", ncol=2)
     ax[1].set(title=f"{p.policy}: {two} slots (2 lines) vs {one} (1 line)",
               xlabel="active memcgs per CPU (log scale)",
-              ylabel="throughput gain of the 2nd line (%)")
-    adv = advantages(df, p)
+              ylabel="charge-path gain of the 2nd line (%)")
     claim = load("claims").frame.set_index("claim_id").loc["lru_vs_random"]
     band = f"{claim['low']:g}-{claim['high']:g}%"
-    ax[2].axhspan(claim["low"], claim["high"], color="0.85", label=f"claimed {band}")
-    sns.pointplot(adv, x="workload", y="advantage_pct", errorbar=("ci", 95), ax=ax[2],
-                  color="k", linestyle="none", capsize=0.1)
-    sns.stripplot(adv, x="workload", y="advantage_pct", ax=ax[2], alpha=0.5)
-    ax[2].axhline(0, color="k", lw=1)
-    ax[2].set(title=f"random vs LRU, {p.slots} slots: per seed and 95% CI",
-              xlabel="", ylabel="random's throughput advantage (%)")
-    ax[2].tick_params(axis="x", labelsize="small")
-    ax[2].legend(loc="best", fontsize="small")
+    a = ax[2]
+    a.axvspan(claim["low"], claim["high"], color="0.85", label=f"claimed {band}")
+    mixes = list(r.priced)
+    for i, m in enumerate(mixes):
+        res = r.priced[m]
+        a.plot([res.low, res.high], [i, i], color="k", lw=2)
+        a.plot([res.median], [i], "o", color="k")
+    a.axvline(0, color="k", lw=1)
+    a.set_yticks(range(len(mixes)), [mix_label(m, p).replace(", more", ",\nmore")
+                                      for m in mixes], fontsize="small")
+    a.invert_yaxis()
+    a.set(title=f"random vs LRU, {p.slots} slots: median and 90% interval",
+          xlabel="random's throughput advantage over LRU (%)", ylabel="")
+    a.legend(loc="lower right", fontsize="small")
     fig.suptitle("How many slots, and which policy: cost per charge, the second cache "
-                 f"line's payoff, and the {band} claim", fontsize="medium")
+                 f"line's payoff, and the {band} claim priced per mix", fontsize="medium")
     return fig
+
+
+def figure_sensitivity(r: PolicyResults, mix: str = NETPERF):
+    """What drives ``mix``'s priced advantage: a tornado and Sobol bars, and a caption."""
+    if mix not in r.priced:
+        raise ValueError(f"mix={mix!r}: not priced; priced: {', '.join(r.priced)}")
+    return sensitivity_figure(r.priced[mix], f"random's advantage over LRU, {mix}")

@@ -7,21 +7,25 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from memcglab.events import EVENT_NAMES
 from memcglab.kernel import victim
-from memcglab.studies import CLAIM_KEYS, check_claims
+from memcglab.studies import check_claims, check_counts
 from memcglab.studies import policy_study as study
+from memcglab.studies import policy_verdict as pv
 from memcglab.studies import policy_views as views
 from memcglab.studies.measure import scan_lines
 
 SMALL = study.PolicyParams(policy="rr", slots=7, actives=(2, 9), mixes=("uniform", "bursty"),
                            cpus=(1, 3), seeds=2, charges_per_cpu=300,
-                           slot_counts=(1, 7, 8), netperf_messages=3000)
+                           slot_counts=(1, 7, 8), netperf_messages=3000, samples=64,
+                           windows=(16, 64))
 
 
 @pytest.fixture(scope="module")
 def done():
     df = study.run(SMALL)
-    return df, study.verdict(df, SMALL)
+    r = pv.analyse(df, SMALL)
+    return df, r, pv.verdict(r, SMALL)
 
 
 def test_policy_names_map_to_models():
@@ -44,11 +48,18 @@ def test_a_registered_policy_without_a_model_is_refused(monkeypatch):
     ({"slots": 0}, "slots=0: must be between 1 and 255"),
     ({"seeds": 1}, "seeds=1: must be between 2"),
     ({"mixes": ("zipf", "pareto")}, "unknown pareto; valid: uniform"),
-    ({"other_cycles": -1.0}, "other_cycles=-1.0"),
+    ({"profile": "cray-1"}, "profile='cray-1': unknown; valid: .*seed000-72cpu"),
+    ({"samples": 100}, "samples=100: must be a power of 2"),
+    ({"windows": (0,)}, r"windows=\(0,\)"),
 ])
 def test_params_name_the_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         study.PolicyParams(**kwargs)
+
+
+def test_quick_params_are_small():
+    q = study.PolicyParams.from_notebook(quick=True, samples=1024)
+    assert q.samples == 256 and q.seeds == 3 and q.netperf_messages <= 10_000
 
 
 def test_line_capacity_follows_the_layout():
@@ -58,19 +69,23 @@ def test_line_capacity_follows_the_layout():
 
 
 def test_the_grid_replays_every_pair(done):
-    df, _ = done
+    df, _, _ = done
     syn = df[df["workload"] == "synthetic"]
     traces = len(SMALL.mixes) * len(SMALL.actives) * len(SMALL.cpus) * SMALL.seeds
     # rr, random, lru at 7 slots, and rr at 14 (7 is one line's worth already)
     assert len(syn) == traces * 4
     net = df[df["workload"] == study.NETPERF]
-    assert len(net) == SMALL.seeds * len(SMALL.slot_counts) * 3
-    assert (df["cost_per_op"] == df["cycles_per_op"] + SMALL.other_cycles).all()
+    # the default alternative: every policy at every slot count; the three others:
+    # random and LRU at the study's slot count
+    assert len(net[net["default"]]) == SMALL.seeds * len(SMALL.slot_counts) * 3
+    assert len(net[~net["default"]]) == SMALL.seeds * 3 * 2
+    assert {f"ev_{n}" for n in EVENT_NAMES} <= set(df.columns)
+    np.testing.assert_allclose(df["walks_per_1000"], 1000 * df["ev_walks"] / df["ev_charges"])
 
 
 def test_policies_agree_while_every_memcg_has_a_slot(done):
     # One CPU, fewer active memcgs than slots: no victim is ever chosen.
-    df, _ = done
+    df, _, _ = done
     fits = df[(df["workload"] == "synthetic") & (df["cpus"] == 1) & (df["active"] <= 7)
               & (df["slots"] == 7)]
     walks = fits.pivot_table(index=["mix", "active", "seed"], columns="policy",
@@ -81,17 +96,10 @@ def test_policies_agree_while_every_memcg_has_a_slot(done):
     assert (fits["evictions_per_op"] == 0).all()
 
 
-def test_verdict_rows(done):
-    df, v = done
-    assert list(v["comparison"]) == ["random vs lru"] * 2 + ["random vs rr"] * 2
-    assert v.loc[v["comparison"] == "random vs rr", "claim_low_pct"].isna().all()
-    assert (v["n_seeds"] == SMALL.seeds).all() and (v["slots"] == 7).all()
-
-
 def _table(costs: dict[tuple[str, int], float], seeds: int = 2) -> pd.DataFrame:
     return pd.DataFrame([{"workload": study.NETPERF, "mix": study.NETPERF, "active": np.nan,
-                          "cpus": 72, "seed": s, "policy": pol, "slots": n,
-                          "cost_per_op": c + s}
+                          "cpus": 72, "seed": s, "policy": pol, "slots": n, "default": True,
+                          "cycles_per_op": c + s}
                          for (pol, n), c in costs.items() for s in range(seeds)])
 
 
@@ -105,6 +113,9 @@ def test_needs_and_throughput_change_on_a_hand_made_table():
     expect = np.mean([(100 / 104 - 1) * 100, (101 / 105 - 1) * 100])
     assert study.tp_change(df, "lru", 7, study.NETPERF) == pytest.approx(expect)
     assert study.tp_change(df, "random", 7, study.NETPERF) == 0.0
+    # rows of another modelling alternative do not count
+    other = df.assign(default=False, cycles_per_op=1.0)
+    assert study.needs(pd.concat([df, other])).equals(need)
 
 
 def test_pays_from_needs_the_gain_to_last():
@@ -115,24 +126,52 @@ def test_pays_from_needs_the_gain_to_last():
     assert study.pays_from(line.assign(gain_pct=[1.0, 1.0, 1.0, -1.0]), "uniform", 1) is None
 
 
-def test_summary_records_the_run_and_its_outcomes(done):
-    df, v = done
-    s = study.summary(df, v, SMALL)
+def test_every_mix_is_priced_and_judged(done):
+    _, r, v = done
+    assert list(r.priced) == ["netperf", "uniform", "bursty"]
+    assert list(v["mix"]) == list(r.priced)
+    assert set(v["verdict"]) <= {"reproduced", "refuted", "undetermined"}
+    for res in r.priced.values():
+        assert res.sources == {"parameters", "alternatives", "seeds"}
+        assert res.low <= res.median <= res.high
+        assert "other_cycles" in res.sobol_total.index
+    assert set(r.break_even["netperf"]) == {"after cached[]", "beside nr_pages[]",
+                                            "writes only"}
+
+
+def test_summary_counts_and_claims(done):
+    _, r, v = done
+    s = pv.summary(r, v, SMALL)
     assert (s["policy"], s["slots"], s["model"]) == ("rr", 7, "multi-rr")
-    for key in ("walks_per_1000_netperf", "cycles_per_op_netperf",
-                "tp_change_vs_random_netperf_pct", "tp_change_vs_random_synthetic_pct",
-                "lru_mean_advantage_pct_netperf", "lru_verdict_synthetic",
-                "netperf_slots_needed", "netperf_best_policy",
-                "second_line_pays_from_uniform_3cpu"):
-        assert key in s
+    for key in ("walks_per_1000_netperf_random", "evictions_per_1000_netperf_lru",
+                "recency_writes_per_charge_netperf", "netperf_active_over_slots_pct_w64",
+                "advantage_median_pct_netperf", "verdict_uniform", "driver_bursty",
+                "recency_break_even_netperf_after", "netperf_slots_needed",
+                "lru_extra_lines_per_write"):
+        assert key in s, key
     assert all(isinstance(x, (int, float, str, bool, type(None))) for x in s.values())
-    claims = check_claims(study.claims(df, v, SMALL))
-    assert [tuple(c) for c in claims] == [CLAIM_KEYS] * 2
-    assert study.conclusion(df, v, SMALL).count("random") >= 2
+    counts = check_counts(pv.counts(r, SMALL))
+    assert counts[0]["quantity"] == "windows with more active memcgs than slots (%)"
+    assert {c["quantity"] for c in counts} >= {"walks per 1000 charges",
+                                              "evictions per 1000 charges",
+                                              "stock hits per 1000 charges",
+                                              "recency writes per charge"}
+    claims = check_claims(pv.claims(r, v, SMALL))
+    assert len(claims) == 3 and all(c["kind"] == "priced" for c in claims)
+    assert all(c["break_even"].startswith("recency write (percpu_rmw)") for c in claims)
+    assert all(c["verdict"].split(":")[0] in ("reproduced", "refuted", "undetermined")
+               for c in claims)
+    text = pv.conclusion(r, v, SMALL)
+    assert "active memcgs" in text and "pre-registered rules" in text
 
 
 def test_figures(done):
-    df, _ = done
-    for fig in (views.figure_policies(df, SMALL), views.figure_slots(df, SMALL)):
-        assert all(a.get_ylabel() for a in fig.axes if a.get_visible())
+    df, r, _ = done
+    for fig in (views.figure_policies(df, SMALL), views.figure_slots(df, SMALL, r)):
+        assert all(a.get_ylabel() or a.get_xlabel() for a in fig.axes if a.get_visible())
         plt.close(fig)
+    fig, caption = views.figure_sensitivity(r, "netperf")
+    assert "drives the spread" in caption
+    plt.close(fig)
+    with pytest.raises(ValueError, match="mix='zipf': not priced; priced: netperf"):
+        views.figure_sensitivity(r, "zipf")
