@@ -65,6 +65,8 @@ PARAMETERS: dict[str, ParamSpec] = {
                                           "extra cycles per contended atomic per sharer"),
     "cpu_ghz": ParamSpec(("GHz",), 0.2, 8.0, "core clock"),
     "smt_per_core": ParamSpec(("threads",), 1.0, 8.0, "hardware threads per core"),
+    "smt_gain": ParamSpec(("fraction",), 0.0, 1.0,
+                          "extra work of a core running two threads instead of one"),
     "other_cycles_per_packet": ParamSpec(_CYCLES, 1.0, 1e7,
                                          "non-memcg work per loopback TCP message"),
 }
