@@ -2,12 +2,13 @@
 
 The series' own benchmark faults and zaps anonymous pages with 1, 4 and 32 cgroups,
 30 trials of 50 iterations (seed 003). This module replays it trial by trial through
-the multi stock and ``pcstock-v4`` with study 3's machinery
-(:mod:`memcglab.studies.pcstock_study`: a trial's time is its faults' charge-path
-cycles plus the work outside memcg), at 50 iterations per trial and at 15, and tests
-equivalence with study 3's TOST (:func:`memcglab.stats.verdict_003_simulated`).
+the multi stock and ``pcstock-v4`` as study 3 does (one :class:`~memcglab.engine.Engine`
+fed one trial at a time, so stocks carry over between trials; a trial's time is its
+faults' charge-path cycles from :mod:`memcglab.cost` plus ``fault_cycles`` per fault),
+at 50 iterations per trial and at 15, and tests equivalence with study 3's TOST
+(:func:`memcglab.stats.verdict_003_simulated`).
 
->>> df = run(cgroups=(1,), trials=2, iterations=(2,), region_pages=64)
+>>> df = run(cgroups=(1,), n_trials=2, iterations=(2,), region_pages=64)
 >>> sorted(df["model"].unique()), len(df)
 (['multi', 'pcstock-v4'], 4)
 """
@@ -18,27 +19,52 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from memcglab.engine import Engine
 from memcglab.stats import verdict_003_simulated
-from memcglab.studies.pcstock_study import PcstockParams, _trials
+from memcglab.studies.measure import metrics, totals_between
+from memcglab.workloads import MadviseFaultSpec, madvise_fault, trial_bounds
 
-__all__ = ["BEFORE", "AFTER", "run", "tost"]
+__all__ = ["BEFORE", "AFTER", "run", "tost", "trials"]
 
 BEFORE, AFTER = "multi", "pcstock-v4"
 
 
-def run(cgroups: Sequence[int] = (1, 4, 32), trials: int = 30,
+def trials(spec: MadviseFaultSpec, model: str, fault_cycles: float = 2500.0,
+           cpu_hz: float = 2.5e9) -> list[dict]:
+    """Replay ``spec``'s loop trial by trial through ``model``: one row per trial with
+    :func:`memcglab.studies.measure.metrics` and ``trial_ms`` (CPU ms of its faults)."""
+    trace, bounds = madvise_fault(spec), trial_bounds(spec)
+    engine = Engine(trace.cpus, model=model, events=True)
+    engine.feed(trace.ops[:bounds[0]])  # the cgroup lines
+    before = engine.events().totals()
+    rows = []
+    for t in range(spec.trials):
+        engine.feed(trace.ops[bounds[t]:bounds[t + 1]])
+        events = engine.events()
+        counted = totals_between(before, events)
+        before = events.totals()
+        m = metrics(counted, model)
+        ms = (m["cycles_per_op"] + fault_cycles) * m["charges"] / cpu_hz * 1e3
+        rows.append({"cgroups": spec.cgroups, "sample": t, "model": model, **m,
+                     "trial_ms": ms})
+    return rows
+
+
+def run(cgroups: Sequence[int] = (1, 4, 32), n_trials: int = 30,
         iterations: Sequence[int] = (50, 15), region_pages: int = 256,
         fault_cycles: float = 2500.0) -> pd.DataFrame:
-    """One row per (iterations, cgroups, model, trial): study 3's trial metrics."""
-    if trials < 2:
-        raise ValueError(f"trials={trials}: the equivalence test needs at least 2")
+    """One row per (iterations, cgroups, model, trial): :func:`trials` for seed 003's
+    loop (MadviseFaultSpec's defaults: 40 CPUs, spread placement) at each ``iterations``."""
+    if n_trials < 2:
+        raise ValueError(f"n_trials={n_trials}: the equivalence test needs at least 2")
     frames = []
     for it in iterations:
         if it < 1:
             raise ValueError(f"iterations={it}: must be >= 1")
-        p = PcstockParams(cgroups=tuple(cgroups), trials=trials, iterations=int(it),
-                          region_pages=region_pages, fault_cycles=fault_cycles)
-        rows = [r for c in p.cgroups for model in (BEFORE, AFTER) for r in _trials(p, c, model)]
+        specs = [MadviseFaultSpec(cgroups=int(c), trials=n_trials, iterations=int(it),
+                                  region_pages=region_pages) for c in cgroups]
+        rows = [r for spec in specs for model in (BEFORE, AFTER)
+                for r in trials(spec, model, fault_cycles)]
         frames.append(pd.DataFrame(rows).assign(iterations=int(it)))
     return pd.concat(frames, ignore_index=True)
 

@@ -11,7 +11,6 @@ import pandas as pd
 import seaborn as sns
 
 from memcglab.studies.figures import MODEL_PALETTE, new_figure
-from memcglab.studies.pcstock_study import intervals
 from memcglab.studies.staleness import CLOSE_FRACTION, PAGE_MIB
 
 __all__ = ["counts_figure", "predictions_figure", "stale_figure", "stale_series_figure",
@@ -118,8 +117,13 @@ def stale_series_figure(series: pd.DataFrame, workload: str = "sched_migration")
 
 def tost_figure(v: pd.DataFrame, margin_pct: float):
     """Forest plot of the madvise TOST: v4 - multi, % of multi, with 90% CIs."""
-    lab = v.assign(source=v["iterations"].astype(str) + " iterations")
-    iv = intervals(lab).iloc[::-1].reset_index(drop=True)
+    # TOST's (1 - 2 alpha) interval reaches min_equiv_margin_pct at its far end.
+    half = v["min_equiv_margin_pct"] - v["delta_pct"].abs()
+    iv = pd.DataFrame({"label": v["iterations"].astype(str) + " iterations, "
+                       + v["cgroups"].astype(str) + " cgroups",
+                       "delta_pct": v["delta_pct"], "low": v["delta_pct"] - half,
+                       "high": v["delta_pct"] + half, "equivalent": v["equivalent"]})
+    iv = iv.iloc[::-1].reset_index(drop=True)
     fig, ax = new_figure(1, 1, width=7.5, height=0.45 * len(iv) + 1.5)
     ax.axvspan(-margin_pct, margin_pct, color="0.88", label=f"margin +-{margin_pct:g}%")
     for y, r in iv.iterrows():

@@ -1,0 +1,174 @@
+"""Study 6: v4's counts, its registered predictions and the madvise TOST, on small problems."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+
+from memcglab.hardware import load_profile
+from memcglab.queueing import ChargePathLoad, ChargePathParams, chargepath_throughput
+from memcglab.studies import check_claims, check_counts, claim_kind, v4_madvise, v4_study, v4_views
+from memcglab.studies.v4_counts import CASES, count_runs
+from memcglab.studies.v4_predict import (
+    PREDICTION_COLUMNS,
+    change_fn,
+    predict,
+    prediction_space,
+)
+
+MACHINE = "seed000-72cpu"
+
+
+@pytest.fixture(scope="module")
+def profile():
+    return load_profile(MACHINE)
+
+
+@pytest.fixture(scope="module")
+def small_runs():
+    return count_runs(["tcp_rr", "udp_rr"], {MACHINE: 72}, 2000, [0, 1])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"cases": ("nope",)}, "cases=\\('nope',\\): unknown \\['nope'\\]"),
+    ({"machines": ("mars",)}, "machines=\\('mars',\\): unknown \\['mars'\\]"),
+    ({"samples": 100}, "samples=100: must be a power of 2"),
+    ({"seeds": 0}, "seeds=0"),
+    ({"size": 10}, "size=10"),
+    ({"margin_pct": 0.0}, "margin_pct=0.0"),
+    ({"madvise_trials": 1}, "madvise_trials=1"),
+    ({"stale_rates": (0.1, 2.0)}, "stale rates"),
+])
+def test_params_name_the_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        v4_study.V4Params(**kwargs)
+
+
+def test_case_choices_are_checked():
+    assert len(CASES["netperf_rx"].choices()) == 4 and CASES["bw_unix"].choices() == [{}]
+    with pytest.raises(ValueError, match="tcp_rr: choice release='task' is not valid"):
+        CASES["tcp_rr"].trace(8, 10, 0, release="task")
+
+
+def test_v4_walks_once_per_uncharge_and_per_stock_miss(small_runs):
+    # v4's uncharges never touch the stock (one walk each); a charge walks when it misses.
+    v4 = small_runs[small_runs["model"] == "pcstock-v4"]
+    assert (v4["walks"] == v4["charges"] - v4["stock_hits"] + v4["uncharges"]).all()
+    assert (v4["drains"] == 0).all()
+    rr = v4[v4["workload"] == "tcp_rr"]
+    assert (rr["charges"] == 4 * 2000).all()  # 4 one-page charges per TCP_RR transaction
+
+
+def test_per_message_rates_by_hand():
+    runs = pd.DataFrame({
+        "workload": "tcp_rr", "machine": "m", "model": "multi", "seed": [0, 1],
+        "choice": "placement=spread", "charges": [400, 600], "walks": [4, 12],
+        "stock_hits": [396, 588], "drains": [0, 6], "messages": [100, 100],
+        "shared": [(0.5, 0.25), (1.0, 0.25)]})
+    r = v4_study.per_message(runs).iloc[0]
+    assert r["walks_per_1000"] == pytest.approx((10 + 20) / 2)
+    assert r["hits_per_1000"] == pytest.approx((990 + 980) / 2)
+    assert r["drains_per_1000"] == pytest.approx(5.0)
+    assert r["charges_per_message"] == pytest.approx(5.0)
+    assert r["shared_per_message"] == pytest.approx(1.0)
+    rows = check_counts(v4_study.count_rows(v4_study.per_message(runs)))
+    assert [x["quantity"] for x in rows][:2] == ["page_counter walks per 1000 charges",
+                                                 "stock hits per 1000 charges"]
+    assert rows[0]["configuration"] == "multi, tcp_rr, m" and rows[0]["value"] == 15.0
+
+
+def test_setup_only_benchmarks_carry_no_load(small_runs):
+    udp = small_runs[small_runs["workload"] == "udp_rr"]
+    assert (udp["charges"] > 0).all()  # the first datagram of each socket
+    assert all(s == () for s in udp["shared"]) and (udp["private"] == 0).all()
+    assert all(not np.any(c) for c in udp["coef"])
+
+
+def test_change_at_the_typical_point_is_the_ratio_of_two_mva_runs(small_runs, profile):
+    fn = change_fn(small_runs, "tcp_rr", MACHINE, "multi", "pcstock-v4", profile)
+    space = prediction_space(profile, "tcp_rr", CASES["tcp_rr"].alternatives, [0, 1])
+    d = space.at({"seed": 0, "placement": "spread"})
+    got = fn(d)[0]
+
+    def rate(model):
+        r = small_runs[(small_runs["workload"] == "tcp_rr") & (small_runs["model"] == model)
+                       & (small_runs["seed"] == 0)
+                       & (small_runs["choice"] == "placement=spread")].iloc[0]
+        cost = np.array([d[n][0] for n in ("l1_hit", "slot_compare", "percpu_rmw",
+                                           "atomic_rmw", "c2c_transfer", "stock_lock",
+                                           "call", "random_u32")])
+        load = ChargePathLoad([36], tuple(r["shared_names"]), [list(r["shared"])],
+                              [r["private"]], [float(cost @ r["coef"])])
+        p = ChargePathParams(other_cycles=d["other_cycles"][0],
+                             busiest_cpu_share=d["busiest_cpu_share"][0], ghz=d["cpu_ghz"][0],
+                             c2c_cycles=d["c2c_transfer"][0],
+                             c2c_cross_cycles=d["c2c_transfer_cross_socket"][0],
+                             cross_socket_fraction=d["cross_socket_fraction"][0],
+                             cycles_per_sharer=d["contended_rmw_per_sharer"][0], cpus=72,
+                             smt=2, smt_gain=d["smt_gain"][0], cpus_per_flow=2)
+        return chargepath_throughput(load, p).per_flow_rate[0, 0]
+
+    assert got == pytest.approx((rate("pcstock-v4") / rate("multi") - 1) * 100)
+
+
+def test_predictions_sign_and_parquet_schema(small_runs, profile, tmp_path):
+    res = {}
+    for b, m in (("multi", "pcstock-v4"), ("pcstock-v4", "multi")):
+        res[("tcp_rr", MACHINE, b, m)] = predict(small_runs, "tcp_rr", MACHINE, profile, b, m,
+                                                 [0, 1], n=16)
+    res[("udp_rr", MACHINE, "multi", "pcstock-v4")] = predict(
+        small_runs, "udp_rr", MACHINE, profile, "multi", "pcstock-v4", [0, 1], n=16)
+    frame = v4_study.write_predictions(res, tmp_path)
+    back = pd.read_parquet(tmp_path / v4_study.PREDICTIONS_FILE)
+    assert tuple(back.columns) == PREDICTION_COLUMNS
+    pd.testing.assert_frame_equal(back, frame)
+    loss, gain, none = back.itertuples(index=False)
+    # every uncharge walks to the shared root: v4 loses, and the reverse pair gains
+    assert loss.high < 0 < gain.low
+    assert loss.low <= loss.predicted_change_pct <= loss.high
+    assert none.low == none.high == 0.0  # UDP_RR charges nothing per transaction
+    assert v4_study.write_predictions(res, "").shape == (3, 7)  # "" writes nothing
+
+
+def test_madvise_tost_has_both_iteration_counts():
+    df = v4_madvise.run(cgroups=(1, 4), n_trials=3, iterations=(3, 2), region_pages=64)
+    assert set(df["iterations"]) == {3, 2} and len(df) == 2 * 2 * 2 * 3
+    v = v4_madvise.tost(df, 2.0)
+    assert list(v["iterations"]) == [3, 3, 2, 2] and v["equivalent"].dtype == bool
+    fig = v4_views.tost_figure(v, 2.0)
+    assert fig.axes[0].get_xlabel().startswith("pcstock-v4 - multi")
+    plt.close(fig)
+    with pytest.raises(ValueError, match="n_trials=1"):
+        v4_madvise.run(n_trials=1)
+
+
+def test_quick_study_end_to_end(tmp_path):
+    p = v4_study.V4Params(cases=("tcp_rr", "madvise_fault"), machines=(MACHINE,), size=2000,
+                          seeds=1, samples=8, stale_rates=(0.0, 1.0), stale_cgroups=(8,),
+                          many_per_cpu=(8,), netperf_rates=(0.0, 1.0),
+                          stale_operations=4000, stale_samples=4, madvise_trials=3,
+                          madvise_iterations=(2,), region_pages=64, stale_cpus=8)
+    runs = v4_study.counts(p)
+    rates = v4_study.per_message(runs)
+    results = v4_study.predict_all(runs, p)
+    pred = v4_study.write_predictions(results, tmp_path)
+    assert len(pred) == 2 * 3
+    stale_runs, series = v4_study.stale(p)
+    trials, tost = v4_study.madvise(p)
+    claims = check_claims(v4_study.claims(results, stale_runs, tost, p))
+    assert [claim_kind(c) for c in claims] == ["structural", "priced", "priced",
+                                               "count-derived"]
+    check_counts(v4_study.count_rows(rates, stale_runs))
+    text = v4_study.conclusion(results, stale_runs, tost, p)
+    assert "tcp_rr" in text and "madvise" in text
+    s = v4_study.summary(rates, results, stale_runs, tost)
+    assert s["change_pct_tcp_rr_seed000_72cpu_multi_pcstock_v4"] < 0
+    cmp = v4_study.comparison(pred, tost, p.margin_pct)
+    assert len(cmp) == 1 and bool(cmp["agree"].iloc[0])
+    for fig in (v4_views.counts_figure(rates), v4_views.predictions_figure(pred),
+                v4_views.stale_figure(stale_runs, 256.0),
+                v4_views.stale_series_figure(series)):
+        assert all(a.get_xlabel() or a.get_ylabel() for a in fig.axes)
+        plt.close(fig)
