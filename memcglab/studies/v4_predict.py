@@ -73,9 +73,10 @@ _BUSIEST = Prior("busiest_cpu_share", "fraction", 0.5, 0.6, 1.0, "triangular",
                  "chargepath's pipelining assumption: a loopback flow's send and receive "
                  "run on its two CPUs; 0.5 is an even split, 1 all on one",
                  "my inference from where loopback's softirq runs (the sender's CPU)")
-_SMT_GAIN = Prior("smt_gain", "fraction", 0.1, 0.25, 0.4, "triangular",
-                  "Intel's Hyper-Threading descriptions (up to about 30% more throughput "
-                  "per core); my range")
+_SMT_GAIN = Prior("smt_gain", "fraction", 0.05, 0.25, 0.45, "triangular",
+                  "fallback for a profile without smt_gain: the range of "
+                  "data/hardware/priors.toml's smt_gain (Marr et al. 2002; Bulpin and "
+                  "Pratt 2004)")
 
 
 def _cross(profile: MachineProfile) -> Prior:
@@ -98,7 +99,7 @@ def prediction_space(profile: MachineProfile, case: str, choices: Mapping[str, S
     priors = {n: profile.priors[n] for n in dict.fromkeys(names)}
     other = OTHER_CYCLES.get(case) or replace(profile.priors["other_cycles_per_packet"],
                                               name="other_cycles")
-    priors |= {"other_cycles": other, "smt_gain": _SMT_GAIN,
+    priors |= {"other_cycles": other, "smt_gain": profile.priors.get("smt_gain", _SMT_GAIN),
                "cross_socket_fraction": _cross(profile)}
     if CASES[case].cpus_per_flow == 1:
         priors["busiest_cpu_share"] = Prior("busiest_cpu_share", "fraction", 1.0, 1.0, 1.0,
