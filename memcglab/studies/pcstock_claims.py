@@ -207,8 +207,11 @@ def conclusion(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResu
     if cyc:
         each = "; ".join(f"{_interval(r, 0)} at {k}, driven by {_st(r)}" for k, r in cyc.items())
         out.append(f"What changed: the first study's measure, charge-path cycles per packet, "
-                   f"is {each}; in "
-                   "throughput the loss is set by how much other work each packet carries "
-                   "and by contention for the shared usage lines, and it depends first on "
-                   "where pages are released, which the first study held fixed.")
+                   f"is {each}. In throughput per flow, which adds each packet's other work "
+                   f"and the queue for the shared usage lines, the driver over every "
+                   f"scenario is {_st(joint)}"
+                   + (f" and within seed 000's mix {_st(preds[key])}" if key in preds else "")
+                   + (": the answer depends first on where pages are released, which the "
+                      "first study held fixed." if joint.driver in ("release", "migrate",
+                                                                    "placement") else "."))
     return " ".join(out)

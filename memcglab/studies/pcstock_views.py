@@ -76,6 +76,9 @@ def figure_predictions(preds: dict[str, UncertainResult], p: PcstockParams):
     ax.axvline(0, color="k", lw=1)
     ax.set_yticks(range(len(keys)), keys, fontsize="small")
     ax.set_xscale("symlog", linthresh=max(2 * p.margin_pct, 1.0))
+    lo = min(preds[k].low for k in keys) if keys else -p.margin_pct
+    hi = max(preds[k].high for k in keys) if keys else p.margin_pct
+    ax.set_xlim(min(-2 * p.margin_pct, 1.3 * lo), max(2 * p.margin_pct, 1.3 * hi))
     ax.set(xlabel="pcstock vs multi, % (madvise: trial CPU time, + is slower; netperf: "
                   "throughput per flow, - is a loss); symlog",
            title="Priced changes with 90% intervals")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memcglab.studies import read_claims
+from memcglab.studies import read_claims, read_counts
 from tests.notebooks.outputs import study_outputs
 
 
@@ -15,18 +15,36 @@ def run(quick_reproduce):
     return study_outputs(quick_reproduce, "03_pcstock_vs_multi")
 
 
-def test_sidecar_has_both_workloads_and_the_tests(run):
+def test_sidecar_has_the_tests_and_the_priced_changes(run):
     out, r = run
     for c in (1, 4, 32):
         assert isinstance(r[f"equivalent_published_{c}"], bool)
         assert abs(r[f"delta_pct_madvise_{c}"]) < 100
-    for key in ("walks_per_op_multi_madvise", "walks_per_op_pcstock_madvise",
-                "walks_per_op_multi_netperf", "walks_per_op_pcstock_netperf",
-                "cycles_per_op_pcstock_netperf", "netperf_cycles_change_pct",
-                "pcstock_loses_netperf", "conclusion"):
+        assert r[f"judged_madvise_{c}"] in ("reproduced", "refuted", "undetermined")
+    for key in ("netperf_all_scenarios_low_pct", "netperf_release_task_median_pct",
+                "netperf_release_softirq_high_pct", "netperf_task_spread_independent_driver",
+                "conclusion"):
         assert key in r, key
-    assert r["walks_per_op_pcstock_netperf"] > r["walks_per_op_multi_netperf"]
+    assert r["walks_per_1000_pcstock_task_spread_independent"] > \
+        r["walks_per_1000_multi_task_spread_independent"]
+    assert r["netperf_all_scenarios_low_pct"] <= r["netperf_all_scenarios_high_pct"]
+
+
+def test_counts_come_with_the_claims(run):
+    out, _ = run
+    counts = read_counts(out)
+    assert {c["quantity"] for c in counts} >= {"walks per 1000 charges",
+                                               "shared-line transfers per message"}
+    assert any("softirq/paired/together" in c["configuration"] for c in counts)
     claims = read_claims(out)
-    assert [c["claim"][:8] for c in claims] == ["seed 003"] * 2
+    assert claims[0]["claim"].startswith("seed 003")
+    priced = [c for c in claims if c.get("kind") == "priced"]
+    assert priced and all(c["low"] <= c["high"] for c in priced)
+    assert any(c["verdict"].startswith("prediction") for c in priced)
+
+
+def test_figures(run):
+    out, _ = run
     pngs = set(json.loads((out / "figures.json").read_text()))
-    assert pngs == {"03_walks_and_cycles.png", "03_equivalence.png"}
+    assert pngs == {"03_counts.png", "03_predictions.png", "03_sensitivity.png",
+                    "03_equivalence.png"}

@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 
+from memcglab.cost import CostParams
 from memcglab.engine import replay_compiled
-from memcglab.studies import CLAIM_KEYS, check_claims
+from memcglab.stats.verdict_rules import VERDICTS
+from memcglab.studies import CLAIM_KEYS, check_claims, check_counts
+from memcglab.studies import pcstock_claims as claims_text
 from memcglab.studies import pcstock_study as study
+from memcglab.studies import pcstock_views as views
 from memcglab.workloads import madvise_fault
 
 SMALL = study.PcstockParams(cgroups=(1, 4), trials=3, iterations=2, region_pages=64,
-                            clients=(6,), seeds=2, messages=2000)
+                            clients=(6,), seeds=2, messages=2000, placements=("paired",),
+                            samples=64)
 
 
 @pytest.fixture(scope="module")
 def done():
     df = study.run(SMALL)
-    return df, study.verdict(df, SMALL)
+    v = study.verdict(df, SMALL)
+    preds = study.predictions(df, SMALL)
+    return df, v, preds
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -25,6 +33,10 @@ def done():
     ({"seeds": 1}, "seeds=1"),
     ({"fault_cycles": -5.0}, "fault_cycles=-5.0"),
     ({"margin_pct": 0.0}, "margin_pct=0.0"),
+    ({"samples": 100}, "samples=100: must be a power of 2"),
+    ({"releases": ("reader",)}, r"releases=\('reader',\): must be a non-empty tuple drawn "
+                                r"from \['task', 'softirq'\]"),
+    ({"migrates": ()}, "migrates=()"),
 ])
 def test_params_name_the_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -32,7 +44,7 @@ def test_params_name_the_bad_input(kwargs, match):
 
 
 def test_trials_add_up_to_one_whole_replay(done):
-    df, _ = done
+    df, _, _ = done
     mad = df[df["workload"] == study.MADVISE]
     assert len(mad) == len(SMALL.cgroups) * 2 * SMALL.trials
     for (cgroups, model), g in mad.groupby(["cgroups", "model"]):
@@ -44,54 +56,131 @@ def test_trials_add_up_to_one_whole_replay(done):
 
 
 def test_trial_time_is_cycles_and_fault_work(done):
-    df, _ = done
+    df, _, _ = done
     mad = df[df["workload"] == study.MADVISE]
     expect = (mad["cycles_per_op"] + SMALL.fault_cycles) * mad["charges"] / SMALL.cpu_hz * 1e3
     assert mad["trial_ms"].to_numpy() == pytest.approx(expect.to_numpy())
+    # the coefficients price the same cycles
+    vec = SMALL.cost.to_vector()
+    priced = [float(np.asarray(c) @ vec) for c in mad["coef"]]
+    assert priced == pytest.approx(mad["cycles_per_op"].tolist())
 
 
-def test_verdict_has_every_source_and_unit(done):
-    _, v = done
-    assert list(v["source"].unique()) == ["published (seed 003)", "simulated madvise_fault",
-                                          "simulated netperf_rx"]
+def test_verdict_tests_the_published_table_and_the_simulated_loop(done):
+    _, v, _ = done
+    assert list(v["source"].unique()) == ["published (seed 003)", "simulated madvise_fault"]
     assert list(v[v["source"] == "simulated madvise_fault"]["cgroups"]) == [1, 4]
     assert (v.groupby("source")["unit"].nunique() == 1).all()
 
 
 def test_equivalent_means_the_interval_is_inside_the_margin(done):
-    _, v = done
+    _, v, _ = done
     iv = study.intervals(v)
     assert ((iv["low"] <= iv["delta_pct"]) & (iv["delta_pct"] <= iv["high"])).all()
     inside = (iv["low"] > -SMALL.margin_pct) & (iv["high"] < SMALL.margin_pct)
     assert (inside == iv["equivalent"]).all()
 
 
-def test_pages_freed_on_another_cpu_make_the_page_counter_stock_walk(done):
-    df, _ = done
-    net = df[df["workload"] == study.NETPERF].groupby("model")["walks_per_op"].mean()
-    assert net["pcstock"] > 2 * net["multi"]
+def test_only_a_release_on_another_cpu_makes_the_page_counter_stock_walk(done):
+    df, _, _ = done
+    net = df[df["workload"] == study.NETPERF]
+    walks = net.groupby(["scenario", "model"])["walks_per_1000"].mean()
+    assert walks[("task/paired/independent", "pcstock")] > \
+        3 * walks[("task/paired/independent", "multi")]
+    for label in ("softirq/paired/independent", "softirq/paired/together"):
+        assert walks[(label, "pcstock")] <= walks[(label, "multi")]
 
 
-def test_summary_claims_and_conclusion_agree(done):
-    df, v = done
-    s = study.summary(df, v, SMALL)
-    for key in ("delta_pct_madvise_4", "equivalent_published_32", "all_equivalent_netperf",
-                "walks_per_op_pcstock_netperf", "netperf_cycles_change_pct",
-                "pcstock_loses_netperf"):
-        assert key in s
-    claims = check_claims(study.claims(df, v, SMALL))
-    assert [tuple(c) for c in claims] == [CLAIM_KEYS] * 2
-    assert (claims[1]["verdict"] == "not negligible: pcstock loses") == s["pcstock_loses_netperf"]
-    text = study.conclusion(df, v, SMALL)
-    assert text.startswith(("On seed 003's madvise loop (4 cgroups)",))
-    assert ("Yes: " in text) == s["pcstock_loses_netperf"]
+def test_counts_are_exact_rows_per_scenario_and_stock(done):
+    df, _, _ = done
+    rows = check_counts(study.counts(df, SMALL))
+    scenarios = df[df["workload"] == study.NETPERF]["scenario"].nunique()
+    assert len(rows) == len(SMALL.cgroups) * 2 * 2 + scenarios * 2 * 4
+    net = df[(df["workload"] == study.NETPERF) & (df["model"] == "pcstock")
+             & (df["scenario"] == "task/paired/together")]
+    got = [r["value"] for r in rows if r["quantity"] == "walks per 1000 charges"
+           and r["configuration"] == "pcstock, netperf 6 clients, task/paired/together"]
+    assert got == [pytest.approx((1000 * net["walks"] / net["charges"]).mean(), abs=1e-4)]
+
+
+def test_predictions_cover_every_scenario_with_intervals(done):
+    _, _, preds = done
+    assert list(preds)[:3] == ["madvise, 1 cgroups", "madvise, 4 cgroups",
+                               "netperf, all scenarios"]
+    assert "netperf, task/paired/together" in preds
+    assert "netperf cycles, softirq/paired/independent" in preds
+    for key, r in preds.items():
+        assert r.low <= r.median <= r.high, key
+        assert "parameters" in r.sources, key
+    table = study.predictions_table(preds)
+    assert list(table["quantity"]) == list(preds)
+
+
+def test_priced_cycles_at_the_study_costs_are_the_measured_ratio(done):
+    """Differential: the vectorised cycles change at CostParams() equals the frame's."""
+    df, _, preds = done
+    r = preds["netperf cycles, task/paired/independent"]
+    from memcglab.studies.pcstock_predict import cycles_change_fn
+    from memcglab.uncertainty import at_fixed
+    fn = cycles_change_fn(df[df["workload"] == study.NETPERF], 6)
+    fixed = {k: getattr(CostParams(), k) for k in CostParams.names()}
+    got = float(at_fixed(fn, r.space, fixed)[0])
+    net = df[(df["workload"] == study.NETPERF) & (df["scenario"] == "task/paired/independent")]
+    per = net.pivot_table(index="seed", columns="model", values="cycles_per_op")
+    assert got == pytest.approx(float(((per["pcstock"] / per["multi"] - 1) * 100).mean()))
+
+
+def test_priced_madvise_at_the_study_costs_is_the_trial_time_ratio(done):
+    df, _, preds = done
+    from memcglab.studies.pcstock_predict import madvise_change_fn
+    from memcglab.uncertainty import at_fixed
+    fn = madvise_change_fn(df[df["workload"] == study.MADVISE], 4)
+    fixed = {k: getattr(CostParams(), k) for k in CostParams.names()}
+    got = at_fixed(fn, preds["madvise, 4 cgroups"].space,
+                   {**fixed, "fault_cycles": SMALL.fault_cycles})
+    mad = df[(df["workload"] == study.MADVISE) & (df["cgroups"] == 4)]
+    per = mad.pivot_table(index="sample", columns="model", values="trial_ms")
+    assert float(got[0]) == pytest.approx(float(((per["pcstock"] / per["multi"] - 1)
+                                                 * 100).mean()))
+
+
+def test_claims_judge_the_band_and_predict_the_rest(done):
+    df, v, preds = done
+    rows = check_claims(claims_text.claims(v, preds, SMALL))
+    assert tuple(rows[0]) == CLAIM_KEYS
+    judged = study.judged(preds, SMALL)
+    for c, row in zip(SMALL.cgroups, rows[1:3], strict=True):
+        assert row["kind"] == "priced" and row["verdict"] == judged[c].word
+        assert row["verdict"] in VERDICTS
+    netperf = [r for r in rows if "beyond the RFC" in r["claim"]]
+    assert len(netperf) == 1 + 2 + 4 + 2
+    assert all(r["kind"] == "priced" and r["low"] <= r["estimate"] <= r["high"]
+               for r in netperf)
+    assert all(r["verdict"].startswith("prediction") for r in netperf
+               if "cycles" not in r["claim"])
+
+
+def test_summary_and_conclusion_follow_the_numbers(done):
+    df, v, preds = done
+    s = study.summary(df, v, preds, SMALL)
+    for key in ("delta_pct_madvise_4", "equivalent_published_32", "judged_madvise_4",
+                "netperf_all_scenarios_median_pct", "netperf_release_task_low_pct",
+                "walks_per_1000_pcstock_task_paired_together"):
+        assert key in s, key
+    text = claims_text.conclusion(df, v, preds, s, SMALL)
+    assert text.startswith("On seed 003's madvise loop (4 cgroups)")
+    assert "The charging CPU and the softirq CPU are one CPU" in text
+    assert f"{preds['netperf, all scenarios'].low:+.1f}" in text
 
 
 def test_figures(done):
-    df, v = done
-    fig = study.figure(df, SMALL)
-    assert len(fig.axes) == 4 and all(a.get_ylabel() for a in fig.axes)
+    df, v, preds = done
+    fig = views.figure_counts(df, SMALL)
+    assert len(fig.axes) == 4 and all(a.get_xlabel() for a in fig.axes)
     plt.close(fig)
-    fig = study.figure_equivalence(v, SMALL)
+    fig = views.figure_equivalence(v, SMALL)
     assert len(fig.axes[0].get_yticklabels()) == len(v)
+    plt.close(fig)
+    fig = views.figure_predictions(preds, SMALL)
+    assert len(fig.axes[0].get_yticklabels()) == len(preds) - 2
     plt.close(fig)
