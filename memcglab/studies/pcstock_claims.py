@@ -157,6 +157,12 @@ def conclusion(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResu
         f"cost priors, the fault's other work and the trials, the difference is "
         f"{_interval(m, 2)} (90%): {s[f'judged_madvise_{top_c}']} against the "
         f"+-{p.margin_pct:g}% band."]
+    deltas = [(c, s[f"judged_published_delta_{c}"]) for c in p.cgroups
+              if f"judged_published_delta_{c}" in s]
+    if deltas:
+        out.append("Against the table's own differences, the priced intervals give: "
+                   + ", ".join(f"{w} at {c} cgroups" for c, w in deltas)
+                   + " (judged as difference claims).")
     net = df[(df["workload"] == "netperf_rx") & (df["cgroups"] == top_n)]
 
     def mean(scenario: str, model: str, col: str) -> float:

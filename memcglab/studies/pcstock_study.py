@@ -55,7 +55,7 @@ from memcglab.workloads import MadviseFaultSpec, madvise_fault, trial_bounds
 
 __all__ = ["BEFORE", "AFTER", "MADVISE", "NETPERF", "DEFAULT_SCENARIO", "PcstockParams",
            "run", "run_madvise", "run_netperf", "samples", "verdict", "intervals",
-           "predictions", "predictions_table", "judged", "counts", "summary"]
+           "predictions", "predictions_table", "judged", "judged_deltas", "counts", "summary"]
 
 #: the two arms: seed 003's "before" (the memcg stock) and "after" (the RFC)
 BEFORE, AFTER = "multi", "pcstock"
@@ -298,6 +298,21 @@ def judged(preds: dict[str, UncertainResult], p: PcstockParams) -> dict[int, obj
                      interval=preds[f"madvise, {c} cgroups"]) for c in p.cgroups}
 
 
+def judged_deltas(preds: dict[str, UncertainResult], v: pd.DataFrame,
+                  p: PcstockParams) -> dict[int, object]:
+    """``judge("difference", d, d)`` per cgroup count: seed 003's printed difference ``d``
+    (its table's ``delta_pct``) against the priced interval. The band above is the claim;
+    this asks whether the lab predicts the table's own number."""
+    pub = v[v["source"].str.startswith("published")]
+    out = {}
+    for c in p.cgroups:
+        d = pub[pub["cgroups"] == c]["delta_pct"]
+        if len(d) and float(d.iloc[0]) != 0.0:
+            out[c] = judge("difference", float(d.iloc[0]), float(d.iloc[0]),
+                           interval=preds[f"madvise, {c} cgroups"])
+    return out
+
+
 def counts(df: pd.DataFrame, p: PcstockParams) -> list[dict]:
     """Exact counts first: the madvise loop's walks and hits per 1000 charges per cgroup
     count and stock, then the netperf scenarios' (pcstock_counts.counts)."""
@@ -333,6 +348,8 @@ def summary(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResult]
         out[f"all_equivalent_{key}"] = bool(rows["equivalent"].all())
     for c, verdict_ in judged(preds, p).items():
         out[f"judged_madvise_{c}"] = verdict_.word
+    for c, verdict_ in judged_deltas(preds, v, p).items():
+        out[f"judged_published_delta_{c}"] = verdict_.word
     for key, r in preds.items():
         name = key.replace(", ", "_").replace(" ", "_").replace("/", "_").replace("=", "_")
         out[f"{name}_median_pct"] = r.median

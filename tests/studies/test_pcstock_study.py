@@ -160,10 +160,18 @@ def test_claims_judge_the_band_and_predict_the_rest(done):
                if "cycles" not in r["claim"])
 
 
+def test_the_published_differences_are_judged_as_differences(done):
+    _, v, preds = done
+    got = study.judged_deltas(preds, v, SMALL)
+    assert set(got) == set(SMALL.cgroups)
+    assert all(j.kind == "difference" and j.word in VERDICTS for j in got.values())
+
+
 def test_summary_and_conclusion_follow_the_numbers(done):
     df, v, preds = done
     s = study.summary(df, v, preds, SMALL)
     for key in ("delta_pct_madvise_4", "equivalent_published_32", "judged_madvise_4",
+                "judged_published_delta_1",
                 "netperf_all_scenarios_median_pct", "netperf_release_task_low_pct",
                 "walks_per_1000_pcstock_task_paired_together"):
         assert key in s, key
