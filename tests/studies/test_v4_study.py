@@ -129,6 +129,8 @@ def test_predictions_sign_and_parquet_schema(small_runs, profile, tmp_path):
     assert loss.high < 0 < gain.low
     assert loss.low <= loss.predicted_change_pct <= loss.high
     assert none.low == none.high == 0.0  # UDP_RR charges nothing per transaction
+    flat = res[("udp_rr", MACHINE, "multi", "pcstock-v4")]
+    assert v4_study.break_even_text(flat) == "none in the priors' ranges"
     assert v4_study.write_predictions(res, "").shape == (3, 7)  # "" writes nothing
 
 

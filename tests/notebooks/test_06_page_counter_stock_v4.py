@@ -1,0 +1,79 @@
+"""Notebook 06 (the v4 page_counter stock): its outputs from the quick reproduce run."""
+
+from __future__ import annotations
+
+import nbformat
+import pandas as pd
+import pytest
+
+from memcglab.plots import captions
+from memcglab.studies import claim_kind, read_claims, read_counts
+from memcglab.studies.v4_predict import PAIRS, PREDICTION_COLUMNS
+from memcglab.studies.v4_study import PREDICTIONS_FILE, QUICK_CASES
+from tests.notebooks.outputs import NOTEBOOKS, study_outputs
+
+STEM = "06_page_counter_stock_v4"
+MACHINES = ("seed000-72cpu", "lkp-2s-224t-spr")
+
+
+@pytest.fixture(scope="module")
+def run(quick_reproduce):
+    return study_outputs(quick_reproduce, STEM)
+
+
+def test_committed_clean_with_a_question_and_parameters():
+    nb = nbformat.read(NOTEBOOKS / f"{STEM}.ipynb", as_version=4)
+    assert nb.metadata.kernelspec.name == "python3"
+    assert nb.cells[0].source.startswith("# 6. ") and "**Question.**" in nb.cells[0].source
+    assert nb.cells[1].metadata.get("tags") == ["parameters"]
+    for decl in ("quick: bool = False", 'output_dir: str = "results/06"'):
+        assert decl in nb.cells[1].source
+    assert all(c.outputs == [] and c.execution_count is None
+               for c in nb.cells if c.cell_type == "code")
+
+
+def test_predictions_are_written_before_any_comparison():
+    nb = nbformat.read(NOTEBOOKS / f"{STEM}.ipynb", as_version=4)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    first = lambda s: next(i for i, c in enumerate(code) if s in c)  # noqa: E731
+    assert first("write_predictions") < first("comparison(") < first("claims(")
+    assert first("write_predictions") < first("study.madvise(")
+
+
+def test_predictions_parquet_schema_and_sign(run):
+    out, _ = run
+    pred = pd.read_parquet(out / PREDICTIONS_FILE)
+    assert tuple(pred.columns) == PREDICTION_COLUMNS
+    assert len(pred) == len(QUICK_CASES) * len(MACHINES) * len(PAIRS)
+    assert set(pred["machine"]) == set(MACHINES)
+    assert (pred["low"] <= pred["predicted_change_pct"]).all()
+    assert (pred["predicted_change_pct"] <= pred["high"]).all()
+    rr = pred[(pred["workload"] == "tcp_rr") & (pred["baseline"] == "multi")
+              & (pred["model"] == "pcstock-v4")]
+    assert (rr["high"] < 0).all()  # every uncharge walks to the shared root: a loss
+
+
+def test_sidecar_claims_and_counts(run):
+    _, r = run
+    assert r["madvise_equivalent_5"] is True and r["madvise_equivalent_2"] is True
+    assert r["change_pct_tcp_rr_seed000_72cpu_multi_pcstock_v4"] < 0
+    assert 0 < r["stale_max_fraction_of_bound"] <= 1
+    claims = read_claims(r)
+    kinds = [claim_kind(c) for c in claims]
+    assert kinds.count("priced") == len(QUICK_CASES) * len(MACHINES)
+    assert kinds[-1] == "count-derived" and kinds[:2] == ["structural"] * 2
+    counts = read_counts(r)
+    assert counts and {c["study"] for c in counts} == {"06"}
+    walks = {c["configuration"]: c["value"] for c in counts
+             if c["quantity"] == "page_counter walks per 1000 charges"}
+    key = "pcstock-v4, tcp_rr, seed000-72cpu"
+    assert walks[key] == pytest.approx(r["walks_per_1000_v4_tcp_rr_seed000_72cpu"], abs=1e-3)
+    assert walks[key] > 1000  # a walk per uncharge, and one per stock miss
+
+
+def test_figures_are_saved_with_captions(run):
+    out, _ = run
+    names = {"06_counts.png", "06_predictions.png", "06_sensitivity_tcp_rr.png",
+             "06_stale.png", "06_stale_series.png", "06_madvise_tost.png"}
+    assert names == {p.name for p in out.glob("*.png")}
+    assert set(captions(out)) == names
