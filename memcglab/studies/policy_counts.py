@@ -67,12 +67,14 @@ def window_distinct(values: np.ndarray, window: int) -> np.ndarray:
     return np.concatenate(([first], first + np.cumsum(step)))
 
 
-def active_windows(trace: Trace, windows: Sequence[int], slots: int,
+def active_windows(trace: Trace, windows: Sequence[int], slots: int | Sequence[int],
                    ops: Iterable[int] = STOCK_OPS) -> pd.DataFrame:
-    """Per CPU and window length: full windows, windows over ``slots`` and the most and
-    mean active memcgs (:data:`ACTIVE_COLUMNS`; see the module doc)."""
-    if not 1 <= slots <= 255:
-        raise ValueError(f"slots={slots}: must be between 1 and 255 (NR_MEMCG_STOCK)")
+    """Per CPU, window length and slot count: full windows, windows over the slots and
+    the most and mean active memcgs (:data:`ACTIVE_COLUMNS`; see the module doc)."""
+    counts = [slots] if isinstance(slots, int | np.integer) else list(slots)
+    bad = [k for k in counts if not 1 <= k <= 255]
+    if bad or not counts:
+        raise ValueError(f"slots={slots}: each must be between 1 and 255 (NR_MEMCG_STOCK)")
     o = trace.ops
     sel = np.isin(o["op"], np.asarray(list(ops), dtype=o["op"].dtype))
     cpu, memcg = o["cpu"][sel], o["memcg"][sel]
@@ -81,10 +83,12 @@ def active_windows(trace: Trace, windows: Sequence[int], slots: int,
         seq = memcg[cpu == c]
         for w in windows:
             d = window_distinct(seq, int(w))
-            rows.append({"cpu": int(c), "window": int(w), "slots": slots, "windows": len(d),
-                         "over": int(np.count_nonzero(d > slots)),
-                         "max_active": int(d.max()) if len(d) else 0,
-                         "mean_active": float(d.mean()) if len(d) else float("nan")})
+            top = int(d.max()) if len(d) else 0
+            mean = float(d.mean()) if len(d) else float("nan")
+            for k in counts:
+                rows.append({"cpu": int(c), "window": int(w), "slots": int(k),
+                             "windows": len(d), "over": int(np.count_nonzero(d > k)),
+                             "max_active": top, "mean_active": mean})
     return pd.DataFrame(rows, columns=list(ACTIVE_COLUMNS))
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -49,13 +50,14 @@ from memcglab.uncertainty import (
     Prior,
     Space,
     UncertainResult,
+    at_fixed,
     break_even,
     summarise,
 )
 
-__all__ = ["RECENCY_LAYOUT", "NETPERF_ALTERNATIVES", "FACTORS", "CLAIM_BAND",
-           "coefficient_frame", "pricing_priors", "pricing_space", "advantage_fn",
-           "price_mix", "recency_break_even"]
+__all__ = ["RECENCY_LAYOUT", "NETPERF_ALTERNATIVES", "FACTORS", "CLAIM_BAND", "SEARCH_HIGH",
+           "RecencyBreakEven", "coefficient_frame", "pricing_priors", "pricing_space",
+           "advantage_fn", "price_mix", "recency_break_even"]
 
 #: the modelling alternative of where LRU keeps its recency state
 RECENCY_LAYOUT = Alternative("recency_layout", ("after cached[]", "beside nr_pages[]"),
@@ -68,6 +70,8 @@ FACTORS: dict[str, tuple[str, ...]] = {"netperf": ("placement", "release", "seed
                                        "synthetic": ("active", "cpus", "seed")}
 #: seed 000's claim: random better than LRU by 1% to 3% of throughput
 CLAIM_BAND: tuple[float, float] = (1.0, 3.0)
+#: the top of the break-even search of a recency write's cost, cycles (the prior stops at 7)
+SEARCH_HIGH = 20.0
 _PARAMS = CostParams.names()
 
 
@@ -162,18 +166,45 @@ def price_mix(runs: pd.DataFrame, workload: str, profile: MachineProfile,
     return summarise(fn, space, n=n, holds=_in_band, threshold=0.0, unit="%")
 
 
+class RecencyBreakEven(NamedTuple):
+    """Where LRU and random swap as a recency write's cost (``percpu_rmw``) moves.
+
+    ``value``: the crossing in cycles, or None in ``[0, high]``; ``at_free`` and
+    ``at_high``: random's advantage in % with writes free and at ``high`` cycles.
+    """
+
+    value: float | None
+    at_free: float
+    at_high: float
+    high: float
+
+    def describe(self) -> str:
+        """``"0.45 cycles"``, or where no crossing is, which policy stays ahead.
+
+        >>> RecencyBreakEven(None, 0.05, 0.4, 20.0).describe()
+        'none in 0-20 cycles (random ahead by +0.05% even with free writes)'
+        """
+        if self.value is not None:
+            return f"{self.value:.2f} cycles"
+        if self.at_free > 0:
+            return (f"none in 0-{self.high:g} cycles (random ahead by {self.at_free:+.3g}% "
+                    "even with free writes)")
+        return (f"none in 0-{self.high:g} cycles (LRU ahead by {-self.at_high:+.3g}% even "
+                f"at {self.high:g} cycles a write)")
+
+
 def recency_break_even(runs: pd.DataFrame, workload: str, profile: MachineProfile,
                        alternatives: Mapping[str, Sequence], seeds: Sequence[int],
-                       high: float = 20.0) -> dict[str, float | None]:
+                       high: float = SEARCH_HIGH) -> dict[str, RecencyBreakEven]:
     """``percpu_rmw`` where LRU and random swap, searched over ``[0, high]`` cycles (beyond
-    the prior), the other inputs typical and the seeds averaged: one value per recency
-    layout, and ``"writes only"`` with the layout's line left out (None: no crossing)."""
+    the prior), the other inputs typical and the seeds averaged: one per recency
+    layout, and ``"writes only"`` with the layout's lines left out."""
     space = pricing_space(profile, alternatives, seeds)
     p = space["percpu_rmw"]
     assert isinstance(p, Prior)
     search = Prior("percpu_rmw", p.unit, 0.0, min(max(p.typical, 0.0), high), high, "uniform",
                    "a search range for the break-even, not a prior")
-    out: dict[str, float | None] = {}
+    out: dict[str, RecencyBreakEven] = {}
     factors = FACTORS[workload]
     for lay in (*RECENCY_LAYOUT.options, "writes only"):
         cost = lay != "writes only"
@@ -182,5 +213,7 @@ def recency_break_even(runs: pd.DataFrame, workload: str, profile: MachineProfil
         wide = Space([search if q.name == "percpu_rmw" else q for q in space.priors],
                      [*space.alternatives[:-1], alt], seeds=list(seeds))
         fn = advantage_fn(runs, factors, layout_cost=cost)
-        out[lay] = break_even(fn, wide, "percpu_rmw", threshold=0.0)
+        ends = at_fixed(fn, wide, {"percpu_rmw": np.array([0.0, high])})
+        out[lay] = RecencyBreakEven(break_even(fn, wide, "percpu_rmw", threshold=0.0),
+                                    float(ends[0]), float(ends[1]), high)
     return out

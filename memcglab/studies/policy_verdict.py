@@ -28,6 +28,7 @@ from memcglab.studies.policy_layout import DEFAULT_LAYOUT, recency_lines, recenc
 from memcglab.studies.policy_pricing import (
     CLAIM_BAND,
     NETPERF_ALTERNATIVES,
+    RecencyBreakEven,
     price_mix,
     recency_break_even,
 )
@@ -44,10 +45,11 @@ class PolicyResults:
     """Everything study 2 computes after the replays (see the module doc).
 
     ``active``: :func:`~memcglab.studies.policy_counts.active_summary` per netperf
-    alternative; ``events``: :func:`~memcglab.studies.policy_counts.event_counts`;
+    alternative and slot count (1-16 and the study's); ``events``:
+    :func:`~memcglab.studies.policy_counts.event_counts`;
     ``layouts``: :func:`~memcglab.studies.policy_layout.recency_table`; ``priced``:
     mix -> random's advantage over LRU in %; ``break_even``: mix -> recency layout ->
-    the ``percpu_rmw`` where LRU and random swap (None: none in 0-20 cycles).
+    where LRU and random swap as a recency write's cost moves.
     """
 
     runs: pd.DataFrame
@@ -55,7 +57,7 @@ class PolicyResults:
     events: pd.DataFrame
     layouts: pd.DataFrame
     priced: dict[str, UncertainResult]
-    break_even: dict[str, dict[str, float | None]]
+    break_even: dict[str, dict[str, RecencyBreakEven]]
 
 
 def mix_label(mix: str, p: PolicyParams) -> str:
@@ -70,7 +72,7 @@ def _active(p: PolicyParams) -> pd.DataFrame:
         for combo in itertools.product(*NETPERF_ALTERNATIVES.values()):
             choice = dict(zip(NETPERF_ALTERNATIVES, combo, strict=True))
             t = pc.active_windows(netperf_rx(netperf_spec(p, seed, **choice)), p.windows,
-                                  p.slots)
+                                  sorted({*range(1, 17), p.slots}))
             frames.append(t.assign(seed=seed, **choice))
     return pc.active_summary(pd.concat(frames, ignore_index=True),
                              by=tuple(NETPERF_ALTERNATIVES))
@@ -114,9 +116,9 @@ def verdict(r: PolicyResults, p: PolicyParams) -> pd.DataFrame:
     return v
 
 
-def _default_active(r: PolicyResults) -> pd.DataFrame:
+def _default_active(r: PolicyResults, slots: int) -> pd.DataFrame:
     a = r.active
-    keep = pd.Series(True, index=a.index)
+    keep = a["slots"] == slots
     for k, opts in NETPERF_ALTERNATIVES.items():
         keep &= a[k] == opts[0]
     return a[keep]
@@ -125,11 +127,11 @@ def _default_active(r: PolicyResults) -> pd.DataFrame:
 def counts(r: PolicyResults, p: PolicyParams) -> list[dict]:
     """The exact count rows (netperf's default alternative for the windows)."""
     sweep = [s for s in (4, 8) if s in p.slot_counts]
-    return pc.counts(r.events, _default_active(r), p.slots, sweep, p.netperf_clients)
+    return pc.counts(r.events, _default_active(r, p.slots), p.slots, sweep, p.netperf_clients)
 
 
-def _fmt_be(x: float | None) -> str:
-    return "none in 0-20 cycles" if x is None else f"{x:.2f} cycles"
+def _fmt_be(x: RecencyBreakEven) -> str:
+    return x.describe()
 
 
 def _break_even(r: PolicyResults, mix: str) -> str:
@@ -183,7 +185,7 @@ def summary(r: PolicyResults, v: pd.DataFrame, p: PolicyParams) -> dict:
         if (mix, "lru", p.slots) in ev.index:
             out[f"recency_writes_per_charge_{mix}"] = float(
                 ev.loc[(mix, "lru", p.slots), "recency_writes_per_charge"])
-    for a in _default_active(r).itertuples():
+    for a in _default_active(r, p.slots).itertuples():
         out[f"netperf_active_over_slots_pct_w{a.window}"] = float(a.over_pct)
         out[f"netperf_max_active_w{a.window}"] = int(a.max_active)
     lines = recency_lines(DEFAULT_LAYOUT, p.slots)
@@ -201,7 +203,8 @@ def summary(r: PolicyResults, v: pd.DataFrame, p: PolicyParams) -> dict:
         out[f"verdict_{m}"] = str(row["verdict"])
         for lay, x in r.break_even[m].items():
             key = lay.split()[0].replace("[]", "")
-            out[f"recency_break_even_{m}_{key}"] = x
+            out[f"recency_break_even_{m}_{key}"] = x.value
+            out[f"advantage_free_writes_pct_{m}_{key}"] = x.at_free
     out["tp_change_vs_random_netperf_pct"] = tp_change(df, p.policy, p.slots, NETPERF)
     need = needs(df)
     out["netperf_best_policy"] = str(need.iloc[0]["policy"])
@@ -213,29 +216,41 @@ def summary(r: PolicyResults, v: pd.DataFrame, p: PolicyParams) -> dict:
 def conclusion(r: PolicyResults, v: pd.DataFrame, p: PolicyParams) -> str:
     """The conclusion sentences, built from this run's numbers."""
     s = summary(r, v, p)
-    w = {a.window: a for a in _default_active(r).itertuples()}
+    w = {a.window: a for a in _default_active(r, p.slots).itertuples()}
     over = ", ".join(f"{w[k].over_pct:.3g}% of windows of {k}" for k in sorted(w))
     ev_r, ev_l = s["evictions_per_1000_netperf_random"], s["evictions_per_1000_netperf_lru"]
+    wr, wl = s["walks_per_1000_netperf_random"], s["walks_per_1000_netperf_lru"]
+    mid = sorted(w)[len(w) // 2]
     out = [f"On the {p.netperf_clients}-client netperf mix a CPU has more active memcgs "
-           f"than its {p.slots} slots in {over} stock operations (the most in any window of "
-           f"{max(w)}: {w[max(w)].max_active}); evictions, the only place a victim policy "
-           f"acts, come {ev_r:.2f} times per 1000 charges with random and {ev_l:.2f} with "
-           f"LRU, and the walks per 1000 charges are {s['walks_per_1000_netperf_random']:.1f}"
-           f" and {s['walks_per_1000_netperf_lru']:.1f}."]
+           f"(distinct memcgs among its last W stock operations) than its {p.slots} slots "
+           f"in {over} stock operations (the most in any window of {max(w)}: "
+           f"{w[max(w)].max_active})."]
+    if ev_r > 0 or ev_l > 0:
+        out.append(f"A stock keeps a memcg until it is evicted or drained, so it evicts "
+                   f"{ev_r:.2f} times per 1000 charges with random and {ev_l:.2f} with LRU; "
+                   f"wherever no window of {mid} is over the slots, an eviction finds a slot "
+                   f"whose memcg the CPU has not used in its last {mid} operations. The policy "
+                   f"only picks which memcg leaves: LRU's pick saves {wr - wl:.2f} walks per "
+                   f"1000 charges ({wr:.1f} with random, {wl:.1f} with LRU).")
+    lay = r.layouts.set_index(["layout", "slots"])
+    used = int(lay.loc[("none (random)", p.slots), "lookup_bytes"])
+    extra, beside = s["lru_extra_lines_per_write"], s["lru_scan_lines_beside_nr_pages"]
+    rand = s["random_scan_lines"]
+    where = (f"each recency write touches {extra} more line with the state after cached[], "
+             f"and every scan reads {beside} lines instead of {rand} with it beside "
+             "nr_pages[]") if extra or beside > rand else \
+        "it fits in the lines a scan already reads, wherever it goes"
     out.append(f"LRU writes its recency {s['recency_writes_per_charge_netperf']:.2f} times per "
-               f"charge, and at {p.slots} slots the lock, nr_pages[] and cached[] fill the "
-               f"stock's first cache line, so its recency state lands in a second line: "
-               f"each recency write touches {s['lru_extra_lines_per_write']} more line with "
-               f"the state after cached[], every scan reads "
-               f"{s['lru_scan_lines_beside_nr_pages']} lines with it beside nr_pages[].")
+               f"charge; at {p.slots} slots the lock, nr_pages[] and cached[] take {used} "
+               f"bytes ({rand} cache line{'s' * (rand > 1)}), and {where}.")
     for _, row in v.iterrows():
         m, res = row["mix"], r.priced[row["mix"]]
         be = r.break_even[m]
         out.append(f"{row['label'][0].upper()}{row['label'][1:]}: random's advantage is "
                    f"{res.median:+.3f}% (90% interval {res.low:+.3f} to {res.high:+.3f}), "
-                   f"P(1-3%) = {res.p_holds:.2f}, driven by {res.driver}; a recency write "
-                   f"would have to cost {_fmt_be(be[DEFAULT_LAYOUT])} for LRU and random to "
-                   f"swap ({_fmt_be(be['writes only'])} without the extra line); verdict: "
+                   f"P(1-3%) = {res.p_holds:.2f}, driven by {res.driver}. LRU and random swap "
+                   f"when a recency write costs {_fmt_be(be[DEFAULT_LAYOUT])} with the state's "
+                   f"line, {_fmt_be(be['writes only'])} for the writes alone. Verdict: "
                    f"{row['verdict']}.")
     words = set(v["verdict"])
     verdict_word = next(iter(words)) if len(words) == 1 else "mixed: " + ", ".join(

@@ -47,8 +47,14 @@ def test_active_windows_per_cpu_count_stock_operations_only():
 
 
 def test_active_windows_refuse_a_bad_slot_count():
-    with pytest.raises(ValueError, match="slots=0: must be between 1 and 255"):
+    with pytest.raises(ValueError, match="slots=0: each must be between 1 and 255"):
         pc.active_windows(_trace([(OP_CHARGE, 0, 1, 1)]), (4,), 0)
+
+
+def test_active_windows_over_several_slot_counts():
+    rows = [(OP_CHARGE, 0, m, 1) for m in (1, 2, 3, 4, 1, 2)]
+    t = pc.active_windows(_trace(rows), windows=(4,), slots=range(1, 5))
+    assert t.set_index("slots")["over"].to_dict() == {1: 3, 2: 3, 3: 3, 4: 0}
 
 
 def _runs() -> pd.DataFrame:

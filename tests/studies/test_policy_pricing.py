@@ -72,9 +72,12 @@ def test_lru_does_not_draw_a_random_number_but_compares_every_stamp():
 def test_break_even_of_a_recency_write():
     be = pp.recency_break_even(_runs(), "netperf", PROFILE, ALTS, seeds=[0, 1])
     # 2 writes + 0.05 more hits, each percpu_rmw, against 0.05 walks' worth of savings
-    assert be["writes only"] == pytest.approx(0.05 * _SAVED / 2.05, abs=1e-6)
+    assert be["writes only"].value == pytest.approx(0.05 * _SAVED / 2.05, abs=1e-6)
+    assert be["writes only"].at_free < 0 < be["writes only"].at_high
     # with the extra line LRU would need a write cheaper than free: no crossing >= 0
-    assert be["after cached[]"] is None and be["beside nr_pages[]"] is None
+    for lay in ("after cached[]", "beside nr_pages[]"):
+        assert be[lay].value is None and be[lay].at_free > 0
+        assert be[lay].describe().startswith("none in 0-20 cycles (random ahead by +")
 
 
 def test_price_mix_carries_every_source_of_uncertainty():
