@@ -22,7 +22,7 @@ import pandas as pd
 
 from memcglab.hardware import load_profile
 from memcglab.stats.verdicts import verdict_lru_random_rules
-from memcglab.studies import claim_row
+from memcglab.studies import claim_row, count_row
 from memcglab.studies import policy_counts as pc
 from memcglab.studies.policy_layout import DEFAULT_LAYOUT, recency_lines, recency_table
 from memcglab.studies.policy_pricing import (
@@ -125,9 +125,22 @@ def _default_active(r: PolicyResults, slots: int) -> pd.DataFrame:
 
 
 def counts(r: PolicyResults, p: PolicyParams) -> list[dict]:
-    """The exact count rows (netperf's default alternative for the windows)."""
+    """The exact count rows: the windows (netperf's default alternative) and event rates
+    (:func:`memcglab.studies.policy_counts.counts`), then the recency state's lines."""
     sweep = [s for s in (4, 8) if s in p.slot_counts]
-    return pc.counts(r.events, _default_active(r, p.slots), p.slots, sweep, p.netperf_clients)
+    rows = pc.counts(r.events, _default_active(r, p.slots), p.slots, sweep,
+                     p.netperf_clients)
+    for name in ("none (random)", "after cached[]", "beside nr_pages[]"):
+        x = recency_lines(name, p.slots)
+        what = "random, no recency state" if name == "none (random)" else \
+            f"lru, recency state {name}"
+        note = f"v6.16 memcg_stock_pcp, DEFINE_PER_CPU_ALIGNED, sizeof {x.sizeof}"
+        rows.append(count_row("02", "cache lines a slot scan reads",
+                              f"{what}, {p.slots} slots", x.scan_lines, note))
+        if name != "none (random)":
+            rows.append(count_row("02", "cache lines a recency write adds",
+                                  f"{what}, {p.slots} slots", x.extra_lines_per_write, note))
+    return rows
 
 
 def _fmt_be(x: RecencyBreakEven) -> str:

@@ -16,7 +16,25 @@ from memcglab.studies.policy_study import NETPERF, PolicyParams, second_line
 from memcglab.studies.policy_verdict import PolicyResults, mix_label
 from memcglab.uncertainty import sensitivity_figure
 
-__all__ = ["figure_policies", "figure_slots", "figure_sensitivity"]
+__all__ = ["figure_active", "figure_policies", "figure_slots", "figure_sensitivity"]
+
+
+def figure_active(r: PolicyResults, p: PolicyParams):
+    """Netperf: % of windows with more active memcgs than slots, against the slot count,
+    per window length, for each modelling alternative."""
+    a = r.active.assign(alternative=r.active["placement"] + " tasks, release in "
+                        + r.active["release"])
+    a = a.assign(over_pct=a["over_pct"].clip(lower=1e-4))
+    fig, ax = new_figure(1, 1, width=6.0, height=3.6)
+    sns.lineplot(a, x="slots", y="over_pct", hue="alternative", style="window",
+                 markers=True, ax=ax)
+    ax.axvline(p.slots, color="k", ls=":", lw=1)
+    ax.set_yscale("log")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set(title=f"netperf, {p.netperf_clients} clients", xlabel="slots (NR_MEMCG_STOCK)",
+           ylabel="windows with more active\nmemcgs than slots (%, log)")
+    ax.legend(fontsize="x-small", bbox_to_anchor=(1.02, 1.0), loc="upper left")
+    return fig
 
 
 def figure_policies(df: pd.DataFrame, p: PolicyParams):

@@ -55,7 +55,8 @@ def test_counts_come_with_the_priced_claims(default):
         assert c["kind"] == "priced" and c["low"] <= c["estimate"] <= c["high"]
         assert c["break_even"].startswith("recency write (percpu_rmw)") and c["driver"]
     figures = json.loads((out / "figures.json").read_text())
-    assert {"02_policies.png", "02_slots.png", "02_sensitivity.png"} <= set(figures)
+    assert {"02_active.png", "02_policies.png", "02_slots.png",
+            "02_sensitivity.png"} <= set(figures)
 
 
 def test_another_policy_and_slot_count(tmp_path):

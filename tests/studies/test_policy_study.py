@@ -137,6 +137,11 @@ def test_every_mix_is_priced_and_judged(done):
         assert "other_cycles" in res.sobol_total.index
     assert set(r.break_even["netperf"]) == {"after cached[]", "beside nr_pages[]",
                                             "writes only"}
+    a = r.active
+    assert set(a["slots"]) == set(range(1, 17)) and set(a["window"]) == set(SMALL.windows)
+    # more slots are never over more often
+    for _, g in a.groupby(["placement", "release", "window"]):
+        assert np.all(np.diff(g.sort_values("slots")["over"].to_numpy()) <= 0)
 
 
 def test_summary_counts_and_claims(done):
@@ -152,6 +157,10 @@ def test_summary_counts_and_claims(done):
     assert all(isinstance(x, (int, float, str, bool, type(None))) for x in s.values())
     counts = check_counts(pv.counts(r, SMALL))
     assert counts[0]["quantity"] == "windows with more active memcgs than slots (%)"
+    lines = {(c["quantity"], c["configuration"]): c["value"] for c in counts}
+    assert lines[("cache lines a slot scan reads", "random, no recency state, 7 slots")] == 1
+    assert lines[("cache lines a recency write adds",
+                  "lru, recency state after cached[], 7 slots")] == 1
     assert {c["quantity"] for c in counts} >= {"walks per 1000 charges",
                                               "evictions per 1000 charges",
                                               "stock hits per 1000 charges",
@@ -167,7 +176,8 @@ def test_summary_counts_and_claims(done):
 
 def test_figures(done):
     df, r, _ = done
-    for fig in (views.figure_policies(df, SMALL), views.figure_slots(df, SMALL, r)):
+    for fig in (views.figure_policies(df, SMALL), views.figure_slots(df, SMALL, r),
+                views.figure_active(r, SMALL)):
         assert all(a.get_ylabel() or a.get_xlabel() for a in fig.axes if a.get_visible())
         plt.close(fig)
     fig, caption = views.figure_sensitivity(r, "netperf")
