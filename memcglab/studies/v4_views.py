@@ -58,7 +58,7 @@ def predictions_figure(pred: pd.DataFrame):
                      fontsize="x-small")
         a.set_xscale("symlog", linthresh=1.0)
         a.set(xlabel="throughput change per flow, % of baseline (90% interval; symlog)",
-              title=machine)
+              title=machine, xlim=(-110, max(10.0, 1.5 * float(pred["high"].max()))))
     fig.suptitle("Predicted throughput change from the contention model (median, 90% "
                  "interval over priors, alternatives and seeds); a loss is negative",
                  fontsize="medium")
@@ -77,7 +77,7 @@ def stale_figure(runs: pd.DataFrame, memory_max_mib: float):
         sns.lineplot(sub, x="rate", y="peak_mib", hue="model", style="memcgs",
                      palette=_PALETTE, markers=True, ax=a)
         cpus = int(sub["cpus"].iloc[0])
-        a.axhline(cpus * 7 * 64 * PAGE_MIB, color="0.3", ls=":", lw=1,
+        a.axhline(cpus * 7 * 64 * PAGE_MIB, color="#555555", ls=":", lw=1.2,
                   label="old bound (cpus x 7 x 64)")
         a.axhline(memory_max_mib, color="0.6", ls="--", lw=1,
                   label=f"a memory.max of {memory_max_mib:g} MiB")
@@ -87,9 +87,10 @@ def stale_figure(runs: pd.DataFrame, memory_max_mib: float):
         b = ax[1, j]
         sns.lineplot(sub, x="migrations_per_task", y="peak_fraction_of_bound", hue="model",
                      style="memcgs", palette=_PALETTE, markers=True, ax=b, legend=False)
-        b.axhline(CLOSE_FRACTION, color="r", ls="--", lw=1)
+        b.axhline(CLOSE_FRACTION, color="#d62728", ls="--", lw=1)
         b.set(xscale="symlog", ylim=(0, 1.05), ylabel="peak / the model's bound",
-              xlabel="migrations per task over the trace (symlog)")
+              xlabel="migrations per task over the trace (symlog)",
+              xlim=(0, 2 * max(1.0, float(sub["migrations_per_task"].max()))))
     fig.suptitle("Pages stranded in per-CPU stocks when tasks migrate (72 CPUs): top, the "
                  "peak in MiB; bottom, as a share of each model's bound (red: 'close', "
                  f"{CLOSE_FRACTION:.0%})", fontsize="medium")
