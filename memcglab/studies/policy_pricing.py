@@ -27,7 +27,8 @@ The space (:func:`pricing_space`) holds the machine profile's cost priors (seed 
 prior, the trace's modelling alternatives (netperf: where tasks start and where
 pages are released; a synthetic mix: how many active memcgs per CPU, over the
 slots, and how many CPUs), the recency layout, and the seeds: all varying jointly
-(:func:`memcglab.uncertainty.summarise`).
+(:func:`memcglab.uncertainty.summarise`). A synthetic charge is priced as a packet
+too (the bursty mix is a NAPI poll's packets), so it shares netperf's ``other_cycles``.
 """
 
 from __future__ import annotations
@@ -118,11 +119,13 @@ def pricing_priors(profile: MachineProfile) -> list[Prior]:
     return [profile.priors[n] for n in _PARAMS] + [other]
 
 
-def pricing_space(profile: MachineProfile, alternatives: Mapping[str, Sequence],
+def pricing_space(profile: MachineProfile, alternatives: Mapping[str, Sequence | Alternative],
                   seeds: Sequence[int], layouts: Alternative = RECENCY_LAYOUT) -> Space:
-    """:func:`pricing_priors`, the trace's ``alternatives`` (name -> options), the
-    recency layout and the seeds."""
-    alts = [Alternative(k, tuple(v)) for k, v in alternatives.items()]
+    """:func:`pricing_priors`, the trace's ``alternatives`` (name -> options, the first
+    the default, or an :class:`~memcglab.uncertainty.Alternative`), the recency layout
+    and the seeds."""
+    alts = [v if isinstance(v, Alternative) else Alternative(k, tuple(v))
+            for k, v in alternatives.items()]
     return Space(pricing_priors(profile), [*alts, layouts], seeds=list(seeds))
 
 
@@ -155,7 +158,8 @@ def _in_band(y: np.ndarray) -> np.ndarray:
 
 
 def price_mix(runs: pd.DataFrame, workload: str, profile: MachineProfile,
-              alternatives: Mapping[str, Sequence], seeds: Sequence[int], n: int = 1024
+              alternatives: Mapping[str, Sequence | Alternative], seeds: Sequence[int],
+              n: int = 1024
               ) -> UncertainResult:
     """One mix's priced advantage: median, 90% interval, P(1% <= advantage <= 3%), Sobol
     indices, driver and break-even values (threshold 0: where LRU and random swap)."""
@@ -194,8 +198,9 @@ class RecencyBreakEven(NamedTuple):
 
 
 def recency_break_even(runs: pd.DataFrame, workload: str, profile: MachineProfile,
-                       alternatives: Mapping[str, Sequence], seeds: Sequence[int],
-                       high: float = SEARCH_HIGH) -> dict[str, RecencyBreakEven]:
+                       alternatives: Mapping[str, Sequence | Alternative],
+                       seeds: Sequence[int], high: float = SEARCH_HIGH
+                       ) -> dict[str, RecencyBreakEven]:
     """``percpu_rmw`` where LRU and random swap, searched over ``[0, high]`` cycles (beyond
     the prior), the other inputs typical and the seeds averaged: one per recency
     layout, and ``"writes only"`` with the layout's lines left out."""

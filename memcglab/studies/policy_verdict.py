@@ -33,7 +33,7 @@ from memcglab.studies.policy_pricing import (
     recency_break_even,
 )
 from memcglab.studies.policy_study import NETPERF, PolicyParams, netperf_spec, tp_change
-from memcglab.uncertainty import UncertainResult
+from memcglab.uncertainty import Alternative, UncertainResult
 from memcglab.workloads import netperf_rx
 
 __all__ = ["PolicyResults", "analyse", "mix_label", "verdict", "counts", "claims", "summary",
@@ -79,6 +79,9 @@ def _active(p: PolicyParams) -> pd.DataFrame:
 
 
 def _mix_runs(runs: pd.DataFrame, mix: str, p: PolicyParams) -> tuple[pd.DataFrame, dict]:
+    """One mix's replays of random and LRU at ``p.slots`` and its alternatives: netperf's,
+    or a synthetic mix's active memcgs per CPU (over the slots) and CPU counts, each
+    held at its middle option where an input is held fixed (break-even, tornado)."""
     sel = (runs["mix"] == mix) & (runs["slots"] == p.slots) \
         & runs["policy"].isin(["random", "lru"])
     if mix == NETPERF:
@@ -87,8 +90,10 @@ def _mix_runs(runs: pd.DataFrame, mix: str, p: PolicyParams) -> tuple[pd.DataFra
     if sub.empty:
         raise ValueError(f"mix {mix!r}: no configuration has more active memcgs than "
                          f"{p.slots} slots; add a larger one to actives")
-    alts = {"active": tuple(int(a) for a in sorted(sub["active"].unique())),
-            "cpus": tuple(int(c) for c in sorted(sub["cpus"].unique()))}
+    alts = {}
+    for k in ("active", "cpus"):
+        opts = tuple(int(x) for x in sorted(sub[k].unique()))
+        alts[k] = Alternative(k, opts, default=opts[len(opts) // 2])
     return sub, alts
 
 
