@@ -69,7 +69,11 @@ CACHELINE = 64
 class CostParams:
     """Hardware costs, in CPU cycles, of the operations the charge path performs.
 
-    Defaults are round figures for a recent x86-64 server core at 2-3 GHz:
+    Defaults are round figures for a recent x86-64 server core at 2-3 GHz, each the
+    typical value of a sourced prior (low, typical, high, shape) in
+    ``data/hardware/priors.toml``; ``memcglab.hardware.load_profile(name).cost_params()``
+    gives a machine's, and ``memcglab.uncertainty`` propagates the whole ranges. A
+    conclusion priced at these defaults alone is an assumption, not a measurement:
 
     * ``l1_hit`` 4: load-to-use latency of an L1d hit (Intel 64 and IA-32
       Architectures Optimization Reference Manual: 4-5 cycles since Skylake).
