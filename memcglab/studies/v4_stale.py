@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from memcglab.queueing import trace_parents
 from memcglab.studies.staleness import PAGE_MIB, occupancy, summary
 from memcglab.trace import Trace
 from memcglab.workloads import (
@@ -38,7 +39,7 @@ from memcglab.workloads import (
     sched_migration,
 )
 
-__all__ = ["STALE_WORKLOADS", "StaleConfig", "grid", "sweep", "thresholds"]
+__all__ = ["STALE_WORKLOADS", "StaleConfig", "grid", "per_memcg", "sweep", "thresholds"]
 
 #: workload -> what its ``cgroups`` counts
 STALE_WORKLOADS: dict[str, str] = {
@@ -126,6 +127,25 @@ def sweep(configs: Sequence[StaleConfig], models: Sequence[str] = ("multi", "pcs
             series.append(pd.DataFrame({**keys, "op_fraction": t["op"] / len(trace.ops),
                                         "stocked_mib": t["stocked"] * PAGE_MIB}))
     return pd.DataFrame(rows), pd.concat(series, ignore_index=True)
+
+
+def per_memcg(cfg: StaleConfig, models: Sequence[str] = ("multi", "pcstock-v4"),
+              samples: int = 40) -> pd.DataFrame:
+    """Pages each memcg holds in stocks over one configuration's trace, per model.
+
+    :attr:`~memcglab.studies.staleness.Occupancy.memcg` with ``model``, ``stocked_mib``
+    and ``share_of_usage`` (stocked over the memcg's usage) added; the rows of memcgs
+    with children are left out.
+    """
+    trace = cfg.trace()
+    inner = set(trace_parents(trace).values())  # ancestors: their usage is their children's
+    frames = []
+    for model in models:
+        m = occupancy(trace, model, samples=samples, seed=cfg.seed).memcg
+        m = m[~m["memcg"].isin(inner)]
+        frames.append(m.assign(model=model, stocked_mib=m["stocked"] * PAGE_MIB,
+                               share_of_usage=m["stocked"] / m["usage"].clip(lower=1)))
+    return pd.concat(frames, ignore_index=True)
 
 
 def thresholds(runs: pd.DataFrame, model: str = "pcstock-v4") -> pd.DataFrame:

@@ -39,12 +39,13 @@ from memcglab.studies import v4_madvise as mad
 from memcglab.studies.staleness import CLOSE_FRACTION, PAGE_MIB
 from memcglab.studies.v4_counts import CASES, COMPARED, count_runs
 from memcglab.studies.v4_predict import PAIRS, predict, predictions_frame
-from memcglab.studies.v4_stale import grid, sweep, thresholds
+from memcglab.studies.v4_stale import StaleConfig, grid, per_memcg, sweep, thresholds
 from memcglab.uncertainty import UncertainResult
 
 __all__ = ["PREDICTIONS_FILE", "QUICK_CASES", "V4Params", "break_even_text", "claims",
-           "comparison", "conclusion", "count_rows", "counts", "madvise", "per_message",
-           "predict_all", "stale", "stale_answer", "summary", "write_predictions"]
+           "comparison", "conclusion", "count_rows", "counts", "madvise", "memcg_detail",
+           "per_message", "predict_all", "stale", "stale_answer", "summary",
+           "write_predictions"]
 
 #: the file the predictions go to, in the notebook's output directory
 PREDICTIONS_FILE = "predictions.parquet"
@@ -220,6 +221,13 @@ def stale(p: V4Params) -> tuple[pd.DataFrame, pd.DataFrame]:
                + grid("many_cgroups", p.stale_rates, [k * c for k in p.many_per_cpu], c, ops)
                + grid("netperf_migrating", p.netperf_rates, [c // 2], c, ops))
     return sweep(configs, samples=p.stale_samples, memory_max_mib=p.memory_max_mib)
+
+
+def memcg_detail(p: V4Params, rate: float = 0.1) -> tuple[StaleConfig, pd.DataFrame]:
+    """One sweep point seen per memcg: sched_migration with one memcg per CPU, tasks
+    moving at ``rate`` per own operation (:func:`~memcglab.studies.v4_stale.per_memcg`)."""
+    cfg = StaleConfig("sched_migration", rate, p.stale_cpus, p.stale_cpus, p.stale_operations)
+    return cfg, per_memcg(cfg, samples=p.stale_samples)
 
 
 def madvise(p: V4Params) -> tuple[pd.DataFrame, pd.DataFrame]:

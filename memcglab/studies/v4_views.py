@@ -13,8 +13,8 @@ import seaborn as sns
 from memcglab.studies.figures import MODEL_PALETTE, new_figure
 from memcglab.studies.staleness import CLOSE_FRACTION, PAGE_MIB
 
-__all__ = ["counts_figure", "predictions_figure", "stale_figure", "stale_series_figure",
-           "tost_figure"]
+__all__ = ["counts_figure", "memcg_figure", "predictions_figure", "stale_figure",
+           "stale_series_figure", "tost_figure"]
 
 _PALETTE = {m: MODEL_PALETTE[m] for m in ("multi", "pcstock", "pcstock-v4")}
 
@@ -113,6 +113,24 @@ def stale_series_figure(series: pd.DataFrame, workload: str = "sched_migration")
         ax[0, j].set(yscale="symlog", title=f"{workload}, {c} memcgs",
                      xlabel="share of the trace replayed", ylabel="pages in stocks (MiB)")
         ax[0, j].legend(fontsize="x-small", ncol=2)
+    return fig
+
+
+def memcg_figure(m: pd.DataFrame, cpus: int, memory_max_mib: float, title: str):
+    """Per memcg: stocked MiB over the trace (median and 5-95% band over memcgs), and the
+    distribution of its stocked share of its usage (every sample but the last)."""
+    fig, ax = new_figure(1, 2, width=5.6, height=3.8)
+    sns.lineplot(m, x="sample", y="stocked_mib", hue="model", palette=_PALETTE, ax=ax[0],
+                 estimator="median", errorbar=("pi", 90))
+    ax[0].axhline(cpus * 64 * PAGE_MIB, color="#555555", ls=":", lw=1.2,
+                  label=f"one memcg's bound ({cpus} CPUs x 64 pages)")
+    ax[0].set(xlabel="sample (equal shares of the trace)", ylabel="pages in stocks per memcg (MiB)",
+              title=f"{title}; memory.max {memory_max_mib:g} MiB")
+    ax[0].legend(fontsize="x-small")
+    running = m[m["sample"] < m["sample"].max()]
+    sns.ecdfplot(running, x="share_of_usage", hue="model", palette=_PALETTE, ax=ax[1])
+    ax[1].set(xlabel="stocked share of the memcg's usage", ylabel="fraction of (memcg, sample)",
+              xlim=(0, 1))
     return fig
 
 

@@ -74,6 +74,7 @@ def test_sidecar_claims_and_counts(run):
 def test_figures_are_saved_with_captions(run):
     out, _ = run
     names = {"06_counts.png", "06_predictions.png", "06_sensitivity_tcp_rr.png",
-             "06_stale.png", "06_stale_series.png", "06_madvise_tost.png"}
+             "06_stale.png", "06_stale_series.png", "06_stale_per_memcg.png",
+             "06_madvise_tost.png"}
     assert names == {p.name for p in out.glob("*.png")}
     assert set(captions(out)) == names

@@ -104,3 +104,12 @@ def test_thresholds_pick_the_first_close_rate():
     assert t["max_fraction"] == 0.7
     never = v4_stale.thresholds(runs.assign(close_to_bound=False)).iloc[0]
     assert pd.isna(never["first_close_rate"])
+
+
+def test_per_memcg_leaves_out_the_ancestor_and_sums_to_the_total():
+    cfg = v4_stale.StaleConfig("sched_migration", 0.5, 6, cpus=4, operations=600)
+    per = v4_stale.per_memcg(cfg, models=("pcstock-v4",), samples=3)
+    assert set(per["memcg"]) <= set(range(2, 8))  # tenants 2..7 below ancestor 1
+    total = occupancy(cfg.trace(), "pcstock-v4", samples=3).total
+    assert per.groupby("sample")["stocked"].sum().tolist() == total["stocked"].tolist()
+    assert per["stocked_mib"].tolist() == pytest.approx((per["stocked"] * PAGE_MIB).tolist())

@@ -167,10 +167,13 @@ def test_quick_study_end_to_end(tmp_path):
     assert "tcp_rr" in text and "madvise" in text
     s = v4_study.summary(rates, results, stale_runs, tost)
     assert s["change_pct_tcp_rr_seed000_72cpu_multi_pcstock_v4"] < 0
+    cfg, per = v4_study.memcg_detail(p)
+    assert set(per["model"]) == {"multi", "pcstock-v4"} and per["memcg"].min() > 1
     cmp = v4_study.comparison(pred, tost, p.margin_pct)
     assert len(cmp) == 1 and bool(cmp["agree"].iloc[0])
     for fig in (v4_views.counts_figure(rates), v4_views.predictions_figure(pred),
                 v4_views.stale_figure(stale_runs, 256.0),
-                v4_views.stale_series_figure(series)):
+                v4_views.stale_series_figure(series),
+                v4_views.memcg_figure(per, cfg.cpus, 256.0, "t")):
         assert all(a.get_xlabel() or a.get_ylabel() for a in fig.axes)
         plt.close(fig)
