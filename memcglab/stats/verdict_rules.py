@@ -6,8 +6,10 @@ tests. A claim that is a number (``value``) or a difference between arms
 (``difference``) is judged on a prediction interval that must include parameter
 uncertainty; an exact structural fact (``structural``) is checked for equality.
 
->>> judge("value", 1.0, 3.0, 0.5, 4.0, sources={"parameters", "seeds"}, coverage=0.9).word
+>>> judge("value", 1.0, 3.0, 0.5, 3.5, sources={"parameters", "seeds"}, coverage=0.9).word
 'reproduced'
+>>> judge("value", 1.0, 3.0, 0.5, 4.0, sources={"parameters", "seeds"}, coverage=0.9).word
+'undetermined'
 >>> judge("difference", 1.0, 3.0, -0.1, 4.9, sources={"parameters"}, coverage=0.9).word
 'undetermined'
 >>> judge("value", 4.38, 4.38, 1.0, 9.0, sources={"seeds"}, coverage=0.9).reason[:40]
