@@ -9,10 +9,17 @@ lines it queues for (the transfers :func:`~memcglab.studies.v4_counts.count_runs
 counted). Baseline and model are priced at the same point: the same hardware costs,
 the same modelling alternative and the same trace seed, so what differs is the stock.
 
-The space (:func:`prediction_space`) holds the machine profile's hardware priors, the
-study's own priors for the work outside memcg per message and the machine's
-cross-socket share, the case's modelling alternatives (where tasks start, where
-pages are released or acknowledged) and the trace seeds.
+The space (:func:`prediction_space`) holds the machine profile's hardware priors (the
+cost model's, the line transfers', the clock and ``smt_gain``), the study's own priors
+for the work outside memcg per message (:data:`OTHER_CYCLES`; netperf_rx takes the
+profile's), the share of a flow's cycles on its busiest CPU and the share of shared-line
+transfers that cross sockets, the case's modelling alternatives (where tasks start,
+where pages are released or acknowledged) and the trace seeds.
+
+Every other input of :class:`~memcglab.queueing.ChargePathParams` is the machine's
+fact (``cpus``, ``smt``) or the case's (``cpus_per_flow``). A case that is not
+``steady`` (:class:`~memcglab.studies.v4_counts.Case`) has no load per message, so
+its change is exactly 0 and its Sobol indices are undefined.
 """
 
 from __future__ import annotations
@@ -106,7 +113,7 @@ def prediction_space(profile: MachineProfile, case: str, choices: Mapping[str, S
                                             "point", "one task per flow: all on one CPU")
     else:
         priors["busiest_cpu_share"] = _BUSIEST
-    # c2c_transfer prices the line stations; the cost model's copy of it is zeroed.
+    # c2c_transfer prices the line stations; count_runs zeroed the cost model's use of it.
     alts = [Alternative(k, tuple(v)) for k, v in choices.items() if len(v) > 1]
     return Space(list(priors.values()), alts, seeds=list(seeds))
 
