@@ -21,7 +21,7 @@ from memcglab.stats.verdict_rules import Verdict, judge
 from memcglab.studies.netperf_contention import Prediction
 from memcglab.uncertainty import UncertainResult, summarise
 
-__all__ = ["Study01Verdict", "score", "miss_distribution"]
+__all__ = ["Study01Verdict", "diagnosis", "score", "miss_distribution"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,6 +89,8 @@ def score(pred: Prediction, without_mbps: np.ndarray, with_mbps: np.ndarray,
     rows = pd.DataFrame({
         "clients": list(clients), "published_without": without_mbps,
         "fitted_without": t["fitted_without_mbps"].to_numpy(),
+        "fit_error_pct": 100.0 * (t["fitted_without_mbps"].to_numpy()
+                                  / np.asarray(without_mbps, dtype=float) - 1.0),
         "published_with": w, "predicted_with": t["predicted_with_mbps"].to_numpy(),
         "low": t["low"].to_numpy(), "high": t["high"].to_numpy(),
         "error_pct": 100.0 * (t["predicted_with_mbps"].to_numpy() / w - 1.0),
@@ -124,3 +126,30 @@ def score(pred: Prediction, without_mbps: np.ndarray, with_mbps: np.ndarray,
     summary["shape_reproduced"] = summary["predicted_gain_increasing"] == summary[
         "published_gain_increasing"]
     return Study01Verdict(rows, summary, variants, results, verdicts, pred)
+
+
+def diagnosis(df: pd.DataFrame, v: Study01Verdict) -> dict:
+    """After the verdict, and used by no fit: what the first row's miss would take.
+
+    The published columns imply that the multi stock saves ``1/without - 1/with`` of a
+    flow's time per message at the fewest clients; the model saves its own (fitted
+    "without", median "with"). Divided by the walks per message the multi stock avoids
+    there (default trace, mean over seeds), each is a time per avoided walk.
+    """
+    r = v.prediction.model.prereg
+    first = v.rows.iloc[0]
+    n = int(first["clients"])
+    d = df[(df["release"] == r.variants["release"][0])
+           & (df["ancestors"] == r.variants["ancestors"][0]) & (df["clients"] == n)]
+    walks = d.groupby("model")["walks_per_op"].mean()
+    avoided = float(walks[r.without_model] - walks[r.with_model])
+    mbit = float(r.trace["message_size"]) * 8 / 1e6
+    pub = 1e9 * mbit * (1 / first["published_without"] - 1 / first["published_with"])
+    mod = 1e9 * mbit * (1 / first["fitted_without"] - 1 / first["predicted_with"])
+    return {"diagnostic_clients": n, "diagnostic_avoided_walks_per_message": avoided,
+            "diagnostic_published_saving_ns": float(pub),
+            "diagnostic_model_saving_ns": float(mod),
+            "diagnostic_needed_ns_per_avoided_walk": float(pub / avoided) if avoided > 0
+            else float("inf"),
+            "diagnostic_model_ns_per_avoided_walk": float(mod / avoided) if avoided > 0
+            else float("inf")}

@@ -31,7 +31,7 @@ from memcglab.studies import claim_row, count_row
 from memcglab.studies.netperf_contention import Prediction, predict_with, write_predictions
 from memcglab.studies.netperf_counts import count_traces
 from memcglab.studies.netperf_prereg import Study01Prereg, load_prereg
-from memcglab.studies.netperf_score import Study01Verdict, score
+from memcglab.studies.netperf_score import Study01Verdict, diagnosis, score
 from memcglab.studies.netperf_views import conclusion, figure, sensitivity
 
 __all__ = ["NetperfParams", "run", "counts", "published_without", "published_with",
@@ -141,7 +141,7 @@ def summary(df: pd.DataFrame, v: Study01Verdict) -> dict:
         for col in ("walks_per_op", "hit_rate", "shared_transfers_per_op"):
             out[f"{col}_{model}_max_clients"] = float(sel[col].mean())
     out["max_clients"] = top
-    return out
+    return out | diagnosis(df, v)
 
 
 def claims(df: pd.DataFrame, v: Study01Verdict) -> list[dict]:

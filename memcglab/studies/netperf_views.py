@@ -14,7 +14,7 @@ import pandas as pd
 import seaborn as sns
 
 from memcglab.studies.figures import MODEL_PALETTE, new_figure
-from memcglab.studies.netperf_score import Study01Verdict
+from memcglab.studies.netperf_score import Study01Verdict, diagnosis
 from memcglab.uncertainty import sensitivity_figure
 
 __all__ = ["figure", "sensitivity", "conclusion"]
@@ -72,6 +72,7 @@ def _rows_missed(rows: pd.DataFrame) -> str:
 def conclusion(df: pd.DataFrame, v: Study01Verdict) -> str:
     """The conclusion, every number from this run (see the module doc)."""
     s, rows = v.summary, v.rows
+    g = diagnosis(df, v)
     r = v.prediction.model.prereg.variants
     df = df[(df["release"] == r["release"][0]) & (df["ancestors"] == r["ancestors"][0])]
     worst = rows.loc[rows["error_pct"].abs().idxmax()]
@@ -105,4 +106,13 @@ def conclusion(df: pd.DataFrame, v: Study01Verdict) -> str:
         f"{s['predicted_gain_last_pct']:+.0f}% at {top} clients against the published "
         f"{s['published_gain_last_pct']:+.0f}%; at {int(first['clients'])} clients the model "
         f"predicts {first['predicted_gain_pct']:+.1f}% where seed 000 measured "
-        f"{first['published_gain_pct']:+.0f}%.")
+        f"{first['published_gain_pct']:+.0f}%. After the verdict, as a diagnosis (no fit "
+        f"uses it): at {g['diagnostic_clients']} clients the published columns imply that the "
+        f"multi stock saves {g['diagnostic_published_saving_ns']:.0f} ns of a flow's time per "
+        f"message, the model {g['diagnostic_model_saving_ns']:.0f} ns; the multi stock avoids "
+        f"{g['diagnostic_avoided_walks_per_message']:.3f} walks per message there, so "
+        f"{g['diagnostic_needed_ns_per_avoided_walk']:.0f} ns per avoided walk would be "
+        f"needed where the model has {g['diagnostic_model_ns_per_avoided_walk']:.0f} ns: "
+        "either a walk costs far more than its counted line transfers and atomics, or the "
+        "real mix switches the stock's memcg far more often at few clients than the "
+        "registered trace does.")

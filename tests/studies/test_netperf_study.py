@@ -108,3 +108,27 @@ def test_figures_draw(study):
     import matplotlib.pyplot as plt
     plt.close(fig)
     plt.close(sfig)
+
+
+def test_the_diagnosis_divides_the_first_rows_saving_by_the_avoided_walks(study):
+    _, df, _, v, *_ = study
+    g = netperf_study.summary(df, v)
+    first = v.rows.iloc[0]
+    saving = 1e9 * 0.08192 * (1 / first["published_without"] - 1 / first["published_with"])
+    assert g["diagnostic_published_saving_ns"] == pytest.approx(saving)
+    assert g["diagnostic_avoided_walks_per_message"] > 0
+    assert g["diagnostic_needed_ns_per_avoided_walk"] == pytest.approx(
+        saving / g["diagnostic_avoided_walks_per_message"])
+
+
+def test_the_registered_priors_are_the_machine_profiles():
+    from memcglab.hardware import load_profile
+    from memcglab.studies.netperf_counts import PROFILE
+    from memcglab.studies.netperf_prereg import load_prereg
+    prof = load_profile(PROFILE).priors
+    for pr in load_prereg().priors:
+        hw = prof[pr.name]
+        assert (pr.low, pr.typical, pr.high, pr.shape) == (hw.low, hw.typical, hw.high,
+                                                           hw.shape), (
+            f"{pr.name}: data/hardware now differs from study 1's registration; the study "
+            "keeps the registered values until it is registered again")
