@@ -12,7 +12,7 @@ also priced over the cost priors, the fault's other work and the trials
 (:func:`memcglab.studies.pcstock_predict.madvise_change_fn`) and judged as a ``value``
 claim with the +-margin equivalence band (:func:`memcglab.stats.judge`).
 
-Beyond the RFC's test: seed 000's netperf receive mix, where where a message's pages
+Beyond the RFC's test: seed 000's netperf receive mix, where a message's pages
 are released decides how the RFC's stock behaves. The scenarios
 (:mod:`memcglab.studies.pcstock_counts`) vary the release (the charging/softirq CPU
 or the reader's), where the pair starts and whether it migrates together; counts come
