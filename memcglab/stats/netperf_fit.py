@@ -101,7 +101,7 @@ def fit_without(load: ChargePathLoad, params: Mapping[str, ArrayLike],
     sparsity = csr_matrix(block_diag([np.ones((nclients, 2))] * b))
     res = least_squares(resid, np.tile(start, b), bounds=(np.tile(lo, b), np.tile(hi, b)),
                         jac_sparsity=sparsity, method="trf", x_scale=1.0,
-                        xtol=1e-10, ftol=1e-10, gtol=1e-10, max_nfev=200)
+                        max_nfev=200)
     u = res.x.reshape(b, 2)
     x = np.exp(u)
     span = hi - lo
