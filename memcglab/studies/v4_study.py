@@ -327,13 +327,24 @@ def conclusion(results: dict, stale_runs: pd.DataFrame, tost: pd.DataFrame,
     ans = stale_answer(stale_runs)
     close = ans[ans["first_close_rate"].notna()]
     over = ans[ans["first_rate_over_old_bound"].notna()]
-    parts.append(
-        f"Stranded pages: v4's stocks reach {CLOSE_FRACTION:.0%} of "
-        f"nr_cpus x nr_cgroups x 64 in {len(close)} of {len(ans)} (workload, memcgs) "
-        f"sweeps (largest share {ans['max_fraction'].max():.0%}), but hold more than the "
-        f"old bound nr_cpus x 7 x 64 ({_old_bound_mib(p.stale_cpus):.0f} MiB on "
-        f"{p.stale_cpus} CPUs) in {len(over)} of them, "
-        f"{_from_rate(over['first_rate_over_old_bound'].min() if len(over) else np.nan)}.")
+    text = (f"Stranded pages ({p.stale_cpus} CPUs): v4's stocks reach {CLOSE_FRACTION:.0%} "
+            f"of nr_cpus x nr_cgroups x 64 in {len(close)} of {len(ans)} (workload, memcgs) "
+            "sweeps")
+    if len(close):
+        least = close.loc[close["migrations_per_task_there"].idxmin()]
+        text += (f", and only after at least {least['migrations_per_task_there']:.3g} "
+                 f"migrations per task ({least['workload']}, {int(least['cgroups'])} memcgs)")
+    text += (f"; but they hold more than the old bound nr_cpus x 7 x 64 "
+             f"({_old_bound_mib(p.stale_cpus):.0f} MiB) in {len(over)} of them")
+    still = over[over["first_rate_over_old_bound"] == 0]
+    moving = over[over["first_rate_over_old_bound"] > 0]
+    if len(moving):
+        text += (f", from {moving['first_rate_over_old_bound'].min():g} migrations per "
+                 "operation")
+    if len(still):
+        text += (", and with no migration at all from "
+                 f"{int(still['cgroups'].min())} memcgs ({still['workload'].iloc[0]})")
+    parts.append(text + ".")
     eq = {int(it): bool(part["equivalent"].all()) for it, part in tost.groupby("iterations")}
     parts.append("The madvise loop: v4 vs multi is " + "; ".join(
         f"{'equivalent' if e else 'not shown equivalent'} within +-{p.margin_pct:g}% at "
