@@ -174,11 +174,14 @@ def count_rows(rates: pd.DataFrame, stale_runs: pd.DataFrame | None = None) -> l
     """The study's count rows: :func:`per_message`'s rates, then the stale sweep's peaks."""
     rows = []
     for _, r in rates.iterrows():
+        case = CASES[r["workload"]]
+        note = f"a message is one {case.per}; the default alternative, mean over seeds"
+        if not case.steady:
+            note += ("; only setup and teardown charge, so the steady per-message load "
+                     "(line transfers) is 0")
         for col, quantity in _QUANTITIES:
             rows.append(count_row(STUDY, quantity, f"{r['model']}, {r['workload']}, "
-                                  f"{r['machine']}", round(float(r[col]), 4),
-                                  f"a message is one {CASES[r['workload']].per}; the "
-                                  "default alternative, mean over seeds"))
+                                  f"{r['machine']}", round(float(r[col]), 4), note))
     if stale_runs is not None:
         g = stale_runs.groupby(["workload", "cgroups", "migration_rate", "model"],
                                as_index=False)["peak_mib"].mean()
