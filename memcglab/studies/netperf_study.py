@@ -35,7 +35,8 @@ from memcglab.studies.netperf_score import Study01Verdict, diagnosis, score
 from memcglab.studies.netperf_views import conclusion, figure, sensitivity
 
 __all__ = ["NetperfParams", "run", "counts", "published_without", "published_with",
-           "predict", "verdict", "figure", "sensitivity", "summary", "conclusion", "claims"]
+           "predict", "verdict", "diagnosis", "figure", "sensitivity", "summary",
+           "conclusion", "claims"]
 
 _TABLE = "seed000_netperf"
 
