@@ -11,11 +11,15 @@ its uncharges (refill_stock), and both claim a slot. The active memcgs of a CPU 
 one of its stock operations are the distinct memcgs among its last ``W`` stock
 operations, that one included (a sliding window over the CPU's own operations, in
 trace order; ``uncharge_direct`` bypasses the stock and is not counted). A window
-is *over* ``K`` slots when it holds more than ``K`` distinct memcgs: only then must
-some memcg of the window have been evicted and fetched again, so only then can the
-victim policy matter. :func:`window_distinct` counts every full window of a
-sequence at once with numpy (each entry's previous and next occurrence, then a
-running sum), :func:`active_windows` applies it to every CPU of a trace.
+is *over* ``K`` slots when it holds more than ``K`` distinct memcgs: ``K`` slots
+cannot hold them all at its end, so within it the stock evicts a memcg the window
+uses, whatever the policy. Below that a policy that evicted only memcgs the CPU no longer uses would
+never evict a live one; but a stock keeps a memcg until it is evicted or drained, so
+its slots also fill with memcgs whose tasks have moved on, and real policies still
+differ in which memcg they evict (the event counts say how often one is evicted).
+:func:`window_distinct` counts every full window of a sequence at once with numpy
+(each entry's previous and next occurrence, then a running sum);
+:func:`active_windows` applies it to every CPU of a trace.
 
 >>> window_distinct(np.array([1, 2, 1, 3, 3, 4]), 3).tolist()
 [2, 3, 2, 2]

@@ -2,10 +2,12 @@
 
 Seed 000's changelog: "we started with more sophisticated LRU based approach but the
 dumb one was always better than the sophisticated one by 1% to 3%". Policies can
-differ only where a CPU sees more active memcgs than the stock has slots, so this
-study replays synthetic tenant mixes (:func:`memcglab.workloads.synthetic`: uniform,
-Zipf and bursty, 1-64 active memcgs per CPU, several CPU counts and seeds) and seed
-000's 36-client netperf mix, through each victim policy of
+differ only when a stock must evict, that is when a CPU has used more memcgs than the
+stock has slots since they were cached (mostly where it serves more active memcgs
+than slots), so this study replays synthetic tenant mixes
+(:func:`memcglab.workloads.synthetic`: uniform, Zipf and bursty, 1-64 active memcgs
+per CPU, several CPU counts and seeds) and seed 000's 36-client netperf mix, through
+each victim policy of
 :data:`memcglab.kernel.victim.POLICIES` that a replay model runs
 (:data:`POLICY_MODELS`), at several slot counts.
 
