@@ -195,7 +195,9 @@ def verdict_lru_random(paired: pd.DataFrame, higher_is_better: bool = True,
 
     ``paired`` has columns seed, random, lru: the same metric for both policies on
     the same seeds (throughput, or cycles per op with ``higher_is_better=False``).
-    The advantage is random's gain in % of LRU's performance.
+    The advantage is random's gain in % of LRU's performance. Its interval is over seeds
+    only, so under the pre-registered rules it decides nothing; study 2 judges the claim
+    with :func:`verdict_lru_random_rules` on intervals that carry the hardware priors.
     """
     need = {"seed", "random", "lru"}
     if not need <= set(paired.columns):
