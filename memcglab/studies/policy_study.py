@@ -40,13 +40,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from memcglab.cost import CostParams
 from memcglab.engine import replay_compiled
 from memcglab.events import EVENT_NAMES
 from memcglab.hardware import profiles
 from memcglab.kernel.victim import POLICIES
 from memcglab.models import MODELS
 from memcglab.studies.measure import metrics, scan_lines
-from memcglab.studies.policy_pricing import NETPERF_ALTERNATIVES
+from memcglab.studies.policy_layout import DEFAULT_LAYOUT
+from memcglab.studies.policy_pricing import NETPERF_ALTERNATIVES, coefficient_frame
 from memcglab.workloads import NetperfRxSpec, SyntheticSpec, netperf_rx, synthetic
 from memcglab.workloads.synthetic import MIXES
 
@@ -234,11 +236,19 @@ def run(p: PolicyParams) -> pd.DataFrame:
     :func:`memcglab.studies.measure.metrics` (``cycles_per_op`` at the typical costs,
     the charge path alone) and every event total (``ev_<name>``).
 
-    ``default`` marks the rows of the default modelling alternative (netperf's tasks
-    spread, pages released by the reading task); the other netperf alternatives are
-    replayed for random and LRU at ``p.slots`` only, for the priced comparison.
+    LRU's ``cycles_per_op`` also pays what :mod:`memcglab.studies.policy_pricing` adds
+    to its events: its recency state's line (after ``cached[]``) and its stamp search
+    in place of a random draw. ``default`` marks the rows of the default modelling
+    alternative (netperf's tasks spread, pages released by the reading task); the other
+    netperf alternatives are replayed for random and LRU at ``p.slots`` only, for the
+    priced comparison.
     """
-    return pd.DataFrame(_synthetic(p) + _netperf(p))
+    df = pd.DataFrame(_synthetic(p) + _netperf(p))
+    lru = df["policy"] == "lru"
+    if lru.any():
+        coef = coefficient_frame(df[lru], "lru", (), DEFAULT_LAYOUT)
+        df.loc[lru, "cycles_per_op"] = coef.to_numpy(float) @ CostParams().to_vector()
+    return df
 
 
 def paired(df: pd.DataFrame, policy: str, slots: int, workload: str,

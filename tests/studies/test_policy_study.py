@@ -7,13 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from memcglab.cost import CostParams
 from memcglab.events import EVENT_NAMES
 from memcglab.kernel import victim
 from memcglab.studies import check_claims, check_counts
 from memcglab.studies import policy_study as study
 from memcglab.studies import policy_verdict as pv
 from memcglab.studies import policy_views as views
-from memcglab.studies.measure import scan_lines
+from memcglab.studies.measure import metrics, scan_lines
 
 SMALL = study.PolicyParams(policy="rr", slots=7, actives=(2, 9), mixes=("uniform", "bursty"),
                            cpus=(1, 3), seeds=2, charges_per_cpu=300,
@@ -81,6 +82,23 @@ def test_the_grid_replays_every_pair(done):
     assert len(net[~net["default"]]) == SMALL.seeds * 3 * 2
     assert {f"ev_{n}" for n in EVENT_NAMES} <= set(df.columns)
     np.testing.assert_allclose(df["walks_per_1000"], 1000 * df["ev_walks"] / df["ev_charges"])
+
+
+def test_lru_pays_its_recency_line_and_stamp_search(done):
+    df, _, _ = done
+    lru = df[(df["policy"] == "lru") & (df["slots"] == 7)]
+    totals = [{n: r[f"ev_{n}"] for n in EVENT_NAMES} for _, r in lru.iterrows()]
+    base = np.array([metrics(t, "multi-lru", 7)["cycles_per_op"] for t in totals])
+    c = CostParams()
+    n = lru["ev_charges"].to_numpy(float)
+    writes, ev = lru["ev_lru_writes"] / n, lru["ev_evictions"] / n
+    # one more line per recency write and per victim search; stamps compared, no draw
+    extra = c.l1_hit * (writes + ev) + (7 * c.slot_compare - c.random_u32) * ev
+    np.testing.assert_allclose(lru["cycles_per_op"], base + extra)
+    rand = df[df["policy"] == "random"]
+    again = [metrics({n: r[f"ev_{n}"] for n in EVENT_NAMES}, "multi", int(r["slots"]))
+             for _, r in rand.iterrows()]
+    np.testing.assert_allclose(rand["cycles_per_op"], [m["cycles_per_op"] for m in again])
 
 
 def test_policies_agree_while_every_memcg_has_a_slot(done):
