@@ -1,7 +1,8 @@
 """Victim choice for the multi-memcg stock: which full slot ``refill_stock`` drains.
 
 A policy is asked only when no slot matches the memcg and no slot is empty, so
-policies can differ only on CPUs that see more active memcgs than they have slots.
+policies can differ only when a stock must evict: when more memcgs were used since they
+were cached than there are slots, stale ones (of tasks that moved away) included.
 Each policy is one small class, built as ``cls(slots, random)`` (``random`` is the
 replay's shared :class:`~memcglab.kernel.random.RandomStream`, for policies that
 draw); ``POLICIES`` is the registry. A new policy (FIFO, CLOCK, ...) is a class with

@@ -32,7 +32,9 @@ from memcglab.stats.verdicts import (
     verdict_003,
     verdict_003_simulated,
     verdict_004,
+    verdict_004_rules,
     verdict_lru_random,
+    verdict_lru_random_rules,
 )
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "TostResult", "WelchResult", "bootstrap_ci", "cohens_d", "equivalence_margin", "hedges_g",
     "paired_wilcoxon", "perf_rse_to_sd", "tost", "welch", "welch_df",
     "NetperfPrereg", "NetperfVerdict", "verdict_000",
-    "verdict_003", "verdict_003_simulated", "verdict_004", "verdict_lru_random",
+    "verdict_003", "verdict_003_simulated", "verdict_004", "verdict_004_rules",
+    "verdict_lru_random", "verdict_lru_random_rules",
     "Verdict", "judge", "load_rules",
 ]
