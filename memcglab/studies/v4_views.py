@@ -31,7 +31,7 @@ def counts_figure(rates: pd.DataFrame):
                                            "transfers\nper message"))):
             a = ax[i, j]
             sns.barplot(sub, x="workload", y=col, hue="model", palette=_PALETTE, ax=a,
-                        legend=i == j == 0)
+                        legend=i == j == 0, errorbar=None)
             a.set(xlabel="workload" if i else "", ylabel=label, title=machine)
             a.tick_params(axis="x", rotation=35, labelsize="small")
     fig.suptitle("Event counts of each workload under the multi stock, the RFC (pcstock) and "
@@ -75,7 +75,7 @@ def stale_figure(runs: pd.DataFrame, memory_max_mib: float):
         sub = df[df["workload"] == w]
         a = ax[0, j]
         sns.lineplot(sub, x="rate", y="peak_mib", hue="model", style="memcgs",
-                     palette=_PALETTE, markers=True, ax=a)
+                     palette=_PALETTE, markers=True, ax=a, errorbar=None)
         cpus = int(sub["cpus"].iloc[0])
         a.axhline(cpus * 7 * 64 * PAGE_MIB, color="#555555", ls=":", lw=1.2,
                   label="old bound (cpus x 7 x 64)")
@@ -86,7 +86,8 @@ def stale_figure(runs: pd.DataFrame, memory_max_mib: float):
         a.legend(fontsize="x-small")
         b = ax[1, j]
         sns.lineplot(sub, x="migrations_per_task", y="peak_fraction_of_bound", hue="model",
-                     style="memcgs", palette=_PALETTE, markers=True, ax=b, legend=False)
+                     style="memcgs", palette=_PALETTE, markers=True, ax=b, legend=False,
+                     errorbar=None)
         b.axhline(CLOSE_FRACTION, color="#d62728", ls="--", lw=1)
         b.set(xscale="symlog", ylim=(0, 1.05), ylabel="peak / the model's bound",
               xlabel="migrations per task over the trace (symlog)",
@@ -109,7 +110,7 @@ def stale_series_figure(series: pd.DataFrame, workload: str = "sched_migration")
         part = sub[sub["cgroups"] == c]
         part = part.assign(rate=part["migration_rate"].map("{:g}".format))
         sns.lineplot(part, x="op_fraction", y="stocked_mib", hue="rate", style="model",
-                     ax=ax[0, j], palette="viridis")
+                     ax=ax[0, j], palette="viridis", errorbar=None)
         ax[0, j].set(yscale="symlog", title=f"{workload}, {c} memcgs",
                      xlabel="share of the trace replayed", ylabel="pages in stocks (MiB)")
         ax[0, j].legend(fontsize="x-small", ncol=2)
