@@ -162,7 +162,8 @@ def conclusion(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResu
     if deltas:
         out.append("Against the table's own differences, the priced intervals give: "
                    + ", ".join(f"{w} at {c} cgroups" for c, w in deltas)
-                   + " (judged as difference claims).")
+                   + " (judged as difference claims; the intervals carry the hardware "
+                   "priors and the trials, not a real machine's run-to-run noise).")
     net = df[(df["workload"] == "netperf_rx") & (df["cgroups"] == top_n)]
 
     def mean(scenario: str, model: str, col: str) -> float:
