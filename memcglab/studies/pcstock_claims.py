@@ -209,6 +209,12 @@ def conclusion(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResu
         out.append(f"At the other inputs' typical values the change is {sweep[0]:+.1f}% with "
                    f"free line transfers (c2c_transfer = 0) and {sweep[1]:+.1f}% at 1000 "
                    f"cycles; the largest one-at-a-time swings: {swings}.")
+    by = [(k.removeprefix("netperf by clients, ").split(",")[0], r) for k, r in preds.items()
+          if k.startswith("netperf by clients, ")]
+    if by and key in preds:
+        out.append(f"By client count ({DEFAULT_SCENARIO}): "
+                   + "; ".join(f"{_interval(r)} at {n}" for n, r in by)
+                   + f"; {_interval(preds[key])} at {top_n} clients.")
     cyc = {k.removeprefix("netperf cycles, "): r for k, r in preds.items()
            if k.startswith("netperf cycles, ")}
     if cyc:

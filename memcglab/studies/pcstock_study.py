@@ -246,7 +246,8 @@ def predictions(df: pd.DataFrame, p: PcstockParams) -> dict[str, UncertainResult
 
     ``madvise, C cgroups`` (trial CPU time), ``netperf, all scenarios`` (throughput per
     flow, every scenario drawn), ``netperf, release=R`` (the other axes drawn),
-    ``netperf, LABEL`` per scenario, and ``netperf cycles, R/P/M`` for each release at
+    ``netperf, LABEL`` per scenario, ``netperf by clients, N clients, R/P/M`` at the
+    smaller client counts (first scenario), and ``netperf cycles, R/P/M`` for each release at
     the first placement and migration (the first study's charge-path cycles per
     packet, line transfers at ``c2c_transfer``).
     """
@@ -271,6 +272,12 @@ def predictions(df: pd.DataFrame, p: PcstockParams) -> dict[str, UncertainResult
         out[f"netperf, {case.label}"] = price({"release": (case.release,),
                                                "placement": (case.placement,),
                                                "migrate": (case.migrate,)})
+    default = dict(zip(("release", "placement", "migrate"),
+                       ((v[0],) for v in p.choices.values()), strict=True))
+    for n in sorted(p.clients)[:-1]:  # seed 000's other client counts, first scenario
+        label = "/".join(v[0] for v in default.values())
+        out[f"netperf by clients, {n} clients, {label}"] = predict_netperf(
+            net, profile, default, seeds, n, n=p.samples, margin_pct=p.margin_pct)
     for r in p.releases:  # the first study's measure, at each release
         case = {"release": (r,), "placement": p.placements[:1], "migrate": p.migrates[:1]}
         label = f"{r}/{p.placements[0]}/{p.migrates[0]}"

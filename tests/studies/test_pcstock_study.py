@@ -16,7 +16,7 @@ from memcglab.studies import pcstock_views as views
 from memcglab.workloads import madvise_fault
 
 SMALL = study.PcstockParams(cgroups=(1, 4), trials=3, iterations=2, region_pages=64,
-                            clients=(6,), seeds=2, messages=2000, placements=("paired",),
+                            clients=(4, 6), seeds=2, messages=2000, placements=("paired",),
                             samples=64)
 
 
@@ -97,7 +97,7 @@ def test_counts_are_exact_rows_per_scenario_and_stock(done):
     scenarios = df[df["workload"] == study.NETPERF]["scenario"].nunique()
     assert len(rows) == len(SMALL.cgroups) * 2 * 2 + scenarios * 2 * 4
     net = df[(df["workload"] == study.NETPERF) & (df["model"] == "pcstock")
-             & (df["scenario"] == "task/paired/together")]
+             & (df["scenario"] == "task/paired/together") & (df["cgroups"] == 6)]
     got = [r["value"] for r in rows if r["quantity"] == "walks per 1000 charges"
            and r["configuration"] == "pcstock, netperf 6 clients, task/paired/together"]
     assert got == [pytest.approx((1000 * net["walks"] / net["charges"]).mean(), abs=1e-4)]
@@ -109,6 +109,7 @@ def test_predictions_cover_every_scenario_with_intervals(done):
                                "netperf, all scenarios"]
     assert "netperf, task/paired/together" in preds
     assert "netperf cycles, softirq/paired/independent" in preds
+    assert "netperf by clients, 4 clients, task/paired/independent" in preds
     for key, r in preds.items():
         assert r.low <= r.median <= r.high, key
         assert "parameters" in r.sources, key
@@ -125,7 +126,8 @@ def test_priced_cycles_at_the_study_costs_are_the_measured_ratio(done):
     fn = cycles_change_fn(df[df["workload"] == study.NETPERF], 6)
     fixed = {k: getattr(CostParams(), k) for k in CostParams.names()}
     got = float(at_fixed(fn, r.space, fixed)[0])
-    net = df[(df["workload"] == study.NETPERF) & (df["scenario"] == "task/paired/independent")]
+    net = df[(df["workload"] == study.NETPERF) & (df["scenario"] == "task/paired/independent")
+             & (df["cgroups"] == 6)]
     per = net.pivot_table(index="seed", columns="model", values="cycles_per_op")
     assert got == pytest.approx(float(((per["pcstock"] / per["multi"] - 1) * 100).mean()))
 
