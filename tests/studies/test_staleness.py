@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memcglab.engine import replay_compiled
 from memcglab.studies import v4_stale
 from memcglab.studies.staleness import PAGE_MIB, bound_pages, occupancy, summary
 from memcglab.trace import parse_text
+from tests.engine.tracegen import random_trace
 
 # CPU 0 charges a page of memcg 1 (a walk of the batch: 63 pages left in a stock), CPU 1
 # frees it (multi: refill_stock puts it in CPU 1's stock; v4: a walk, no stock), then
@@ -113,3 +116,24 @@ def test_per_memcg_leaves_out_the_ancestor_and_sums_to_the_total():
     total = occupancy(cfg.trace(), "pcstock-v4", samples=3).total
     assert per.groupby("sample")["stocked"].sum().tolist() == total["stocked"].tolist()
     assert per["stocked_mib"].tolist() == pytest.approx((per["stocked"] * PAGE_MIB).tolist())
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), samples=st.integers(1, 7),
+       model=st.sampled_from(["single", "multi", "multi-rr", "pcstock", "pcstock-v4"]))
+def test_sampling_in_chunks_ends_where_the_whole_replay_ends(seed, samples, model):
+    trace = random_trace(seed, nested=model != "single")  # single refuses 'nested'
+    occ = occupancy(trace, model, samples=samples)
+    final = replay_compiled(trace, model)
+    stocks = final["stocks"]
+    if model.startswith("pcstock"):
+        held = sum(v for cpu in stocks for k, v in cpu.items() if k != "0")
+    else:
+        held = sum(slot[1] for cpu in stocks for slot in cpu if slot)
+    assert occ.total["stocked"].iloc[-1] == held
+    assert occ.total["op"].iloc[-1] == len(trace.ops)
+    last = occ.memcg[occ.memcg["sample"] == samples - 1].set_index("memcg")
+    for memcg, row in last.iterrows():
+        assert row["usage"] == final["memcgs"][str(memcg)]["usage"]
+    # a memcg's stocked pages are charged to it: never more than its usage
+    assert (occ.memcg["stocked"] <= occ.memcg["usage"]).all()
