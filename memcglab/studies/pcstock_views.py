@@ -82,5 +82,5 @@ def figure_predictions(preds: dict[str, UncertainResult], p: PcstockParams):
     ax.set(xlabel="pcstock vs multi, % (madvise: trial CPU time, + is slower; netperf: "
                   "throughput per flow, - is a loss); symlog",
            title="Priced changes with 90% intervals")
-    ax.legend(loc="lower left", fontsize="small")
+    ax.legend(loc="lower right", fontsize="small")
     return fig
