@@ -9,7 +9,15 @@ import pytest
 
 from memcglab.hardware import load_profile
 from memcglab.queueing import ChargePathLoad, ChargePathParams, chargepath_throughput
-from memcglab.studies import check_claims, check_counts, claim_kind, v4_madvise, v4_study, v4_views
+from memcglab.studies import (
+    check_claims,
+    check_counts,
+    claim_kind,
+    v4_claims,
+    v4_madvise,
+    v4_study,
+    v4_views,
+)
 from memcglab.studies.v4_counts import CASES, count_runs
 from memcglab.studies.v4_predict import (
     PREDICTION_COLUMNS,
@@ -130,7 +138,7 @@ def test_predictions_sign_and_parquet_schema(small_runs, profile, tmp_path):
     assert loss.low <= loss.predicted_change_pct <= loss.high
     assert none.low == none.high == 0.0  # UDP_RR charges nothing per transaction
     flat = res[("udp_rr", MACHINE, "multi", "pcstock-v4")]
-    assert v4_study.break_even_text(flat) == "none in the priors' ranges"
+    assert v4_claims.break_even_text(flat) == "none in the priors' ranges"
     assert v4_study.write_predictions(res, "").shape == (3, 7)  # "" writes nothing
 
 
@@ -159,17 +167,17 @@ def test_quick_study_end_to_end(tmp_path):
     assert len(pred) == 2 * 3
     stale_runs, series = v4_study.stale(p)
     trials, tost = v4_study.madvise(p)
-    claims = check_claims(v4_study.claims(results, stale_runs, tost, p))
+    claims = check_claims(v4_claims.claims(results, stale_runs, tost, p))
     assert [claim_kind(c) for c in claims] == ["structural", "priced", "priced",
                                                "count-derived"]
     check_counts(v4_study.count_rows(rates, stale_runs))
-    text = v4_study.conclusion(results, stale_runs, tost, p)
+    text = v4_claims.conclusion(results, stale_runs, tost, p)
     assert "tcp_rr" in text and "madvise" in text
-    s = v4_study.summary(rates, results, stale_runs, tost)
+    s = v4_claims.summary(rates, results, stale_runs, tost)
     assert s["change_pct_tcp_rr_seed000_72cpu_multi_pcstock_v4"] < 0
     cfg, per = v4_study.memcg_detail(p)
     assert set(per["model"]) == {"multi", "pcstock-v4"} and per["memcg"].min() > 1
-    cmp = v4_study.comparison(pred, tost, p.margin_pct)
+    cmp = v4_claims.comparison(pred, tost, p.margin_pct)
     assert len(cmp) == 1 and bool(cmp["agree"].iloc[0])
     for fig in (v4_views.counts_figure(rates), v4_views.predictions_figure(pred),
                 v4_views.stale_figure(stale_runs, 256.0),
