@@ -7,7 +7,8 @@ compares them with what memcglab simulates; nothing here feeds a simulation.
   paired Wilcoxon, effect sizes, perf stat's "( +- x% )";
 * :mod:`~memcglab.stats.calibration`: least-squares calibration with parameter
   intervals, out-of-sample and leave-one-out errors;
-* :mod:`~memcglab.stats.netperf`: seed 000, calibrated on one column, predicting the other;
+* :mod:`~memcglab.stats.netperf_fit`: seed 000's registered contention model fitted on
+  the "without" column alone (study 1 predicts "with" from it);
 * :mod:`~memcglab.stats.verdicts`: seed 003, seed 004, LRU vs random;
 * :mod:`~memcglab.stats.verdict_rules`: the pre-registered rules, applied by ``judge``.
 """
@@ -26,7 +27,6 @@ from memcglab.stats.inference import (
     welch,
     welch_df,
 )
-from memcglab.stats.netperf import NetperfPrereg, NetperfVerdict, verdict_000
 from memcglab.stats.verdict_rules import Verdict, judge, load_rules
 from memcglab.stats.verdicts import (
     verdict_003,
@@ -41,7 +41,6 @@ __all__ = [
     "Fit", "calibrate", "leave_one_out", "mape", "prediction_errors",
     "TostResult", "WelchResult", "bootstrap_ci", "cohens_d", "equivalence_margin", "hedges_g",
     "paired_wilcoxon", "perf_rse_to_sd", "tost", "welch", "welch_df",
-    "NetperfPrereg", "NetperfVerdict", "verdict_000",
     "verdict_003", "verdict_003_simulated", "verdict_004", "verdict_004_rules",
     "verdict_lru_random", "verdict_lru_random_rules",
     "Verdict", "judge", "load_rules",

@@ -2,7 +2,8 @@
 
 Each returns a tidy table. The published side comes from ``memcglab.published``; the
 simulated side is passed in (samples over seeds or trials), so every verdict can be
-computed from hand-made inputs. Seed 000's verdict is in ``memcglab.stats.netperf``.
+computed from hand-made inputs. Seed 000's fit is in ``memcglab.stats.netperf_fit``;
+study 1 judges it.
 
 >>> v = verdict_003()
 >>> v[["cgroups", "equivalent"]].values.tolist()
