@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import stats
@@ -87,20 +88,12 @@ class Prior:
         return self.high - self.low
 
     def dist(self):  # -> scipy.stats frozen distribution, or None for a point
-        """The prior as a frozen ``scipy.stats`` distribution (None for ``point``)."""
-        lo, hi, mode = self.low, self.high, self.typical
-        if self.shape == "point":
-            return None
-        if self.shape == "uniform":
-            return stats.uniform(loc=lo, scale=hi - lo)
-        if self.shape == "loguniform":
-            return stats.loguniform(lo, hi)
-        if self.shape == "triangular":
-            return stats.triang((mode - lo) / (hi - lo), loc=lo, scale=hi - lo)
-        # beta-PERT with the classic weight 4 on the mode
-        a = 1.0 + 4.0 * (mode - lo) / (hi - lo)
-        b = 1.0 + 4.0 * (hi - mode) / (hi - lo)
-        return stats.beta(a, b, loc=lo, scale=hi - lo)
+        """The prior as a frozen ``scipy.stats`` distribution (None for ``point``).
+
+        Frozen once per distinct (shape, low, typical, high): freezing is most of the
+        time of a propagation that draws from the same priors again and again.
+        """
+        return _frozen(self.shape, float(self.low), float(self.typical), float(self.high))
 
     def ppf(self, u: np.ndarray | float) -> np.ndarray:
         """Values at quantiles ``u`` in [0, 1] (vectorised): how samples are drawn."""
@@ -126,3 +119,19 @@ class Prior:
             return Prior(self.name, self.unit, value, value, value, "point", source)
         return Prior(self.name, self.unit, max(value - spread, 0.0) if self.low >= 0 else
                      value - spread, value, value + spread, "triangular", source)
+
+
+@lru_cache(maxsize=1024)
+def _frozen(shape: str, lo: float, mode: float, hi: float):
+    if shape == "point":
+        return None
+    if shape == "uniform":
+        return stats.uniform(loc=lo, scale=hi - lo)
+    if shape == "loguniform":
+        return stats.loguniform(lo, hi)
+    if shape == "triangular":
+        return stats.triang((mode - lo) / (hi - lo), loc=lo, scale=hi - lo)
+    # beta-PERT with the classic weight 4 on the mode
+    a = 1.0 + 4.0 * (mode - lo) / (hi - lo)
+    b = 1.0 + 4.0 * (hi - mode) / (hi - lo)
+    return stats.beta(a, b, loc=lo, scale=hi - lo)

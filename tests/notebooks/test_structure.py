@@ -15,6 +15,7 @@ OPENINGS = {
     "03_pcstock_vs_multi": ("# 3. ", "**Question.**", ()),
     "04_layout_false_sharing": ("# Study 4", "**Questions.**", ()),
     "05_history": ("# Study 5", "**Question 1.**", ()),
+    "06_page_counter_stock_v4": ("# 6. ", "**Question.**", ()),
 }
 
 
