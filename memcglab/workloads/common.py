@@ -42,6 +42,7 @@ __all__ = [
     "from_columns",
     "bounded_delay",
     "other_cpu",
+    "Streams",
     "Timeline",
     "write_trace",
 ]
@@ -158,6 +159,50 @@ def bounded_delay(rng: np.random.Generator, n: int, mean: int) -> np.ndarray:
 def other_cpu(rng: np.random.Generator, cpu: np.ndarray, cpus: int) -> np.ndarray:
     """A uniformly random CPU different from each of ``cpu`` (``cpus`` >= 2)."""
     return (cpu + 1 + rng.integers(0, cpus - 1, len(cpu))) % cpus
+
+
+@dataclass(frozen=True, slots=True)
+class Streams:
+    """Operations ``0..m-1`` dealt to ``len(counts)`` streams (flows, tasks, instances).
+
+    Operation ``k`` belongs to stream ``group[k]``; a stream's operations keep their
+    global order. :meth:`step` finds where a stream's ``j``-th operation stands, which
+    is how a generator places a release a given number of the stream's own operations
+    after its charge.
+
+    >>> s = Streams.of(np.array([1, 0, 1, 1]), 2)
+    >>> s.rank().tolist(), s.step(np.array([1, 1, 0]), np.array([1, 3, 2])).tolist()
+    ([0, 0, 1, 2], [2, 4, 5])
+    """
+
+    group: np.ndarray  # the stream of each operation
+    order: np.ndarray  # operations sorted by stream, stable: each stream's in time order
+    counts: np.ndarray  # operations per stream
+    first: np.ndarray  # index into `order` of each stream's first operation
+
+    @classmethod
+    def of(cls, group: np.ndarray, streams: int) -> Streams:
+        """Index the operations' streams ``group`` (values in ``0..streams-1``)."""
+        counts = np.bincount(group, minlength=streams)
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        return cls(group, np.argsort(group, kind="stable"), counts, first)
+
+    def rank(self) -> np.ndarray:
+        """Each operation's position among its stream's operations (0 for the first)."""
+        rank = np.empty(len(self.group), dtype=np.int64)
+        rank[self.order] = np.arange(len(self.group)) - self.first[self.group[self.order]]
+        return rank
+
+    def step(self, stream: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Global index of operation ``j`` of each ``stream``; ``m + j - count`` past its end.
+
+        A position past a stream's end counts on past the last operation of the
+        trace, in the stream's own steps, so what follows it keeps its order.
+        """
+        count = self.counts[stream]
+        inside = j < count
+        return np.where(inside, self.order[self.first[stream] + np.minimum(j, count - 1)],
+                        len(self.group) + j - count)
 
 
 def _bernoulli_steps(rng: np.random.Generator, tasks: int, steps: int, rate: float,

@@ -39,6 +39,7 @@ from memcglab.workloads.common import (
     MAX_ANCESTORS,
     MEM_CGROUP_ID_MAX,
     SEED_MAX,
+    Streams,
     Timeline,
     bounded_delay,
     check_choice,
@@ -123,9 +124,8 @@ def loopback_stream(spec: LoopbackStreamSpec = LoopbackStreamSpec()) -> Trace:
     head, tenants = hierarchy(n, spec.ancestors)
     inst = rng.permutation(np.arange(m, dtype=np.int64) % n)
     tasks = Timeline.draw(rng, _rr_start(spec, rng), m, spec.migration_rate / n, spec.cpus)
-    by_inst = np.argsort(inst, kind="stable")  # each instance's sends, in time order
-    counts = np.bincount(inst, minlength=n)
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    sends_of = Streams.of(inst, n)
+    counts = sends_of.counts
     overhead = TRUESIZE["tcp"]
     cols: list[list[np.ndarray]] = [[] for _ in range(6)]
 
@@ -134,29 +134,23 @@ def loopback_stream(spec: LoopbackStreamSpec = LoopbackStreamSpec()) -> Trace:
         for col, value in zip(cols, (time, sock, event, sched, amount, cpu), strict=True):
             col.append(np.broadcast_to(value, (size,)))
 
-    def when(i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        """Global step of instance i's send j (past the end for j >= its sends)."""
-        inside = j < counts[i]
-        return np.where(inside, by_inst[first[i] + np.minimum(j, counts[i] - 1)],
-                        m + j - counts[i])
-
     for sends in np.unique(counts[counts > 0]).tolist():
         group = np.flatnonzero(counts == sends)
         send, length, starts, skb_len, done = _layout(sends, spec.message_size, spec.skb_bytes)
         i = np.repeat(group, len(send))
-        t = when(i, np.tile(send, len(group))).astype(np.float64)
+        t = sends_of.step(i, np.tile(send, len(group))).astype(np.float64)
         sender = tasks.at(i, t.astype(np.int64))
         new = np.tile(starts, len(group))
         add(t[new] + 0.1, 2 * i[new], SCHEDULE, overhead, overhead, sender[new])  # skb head
         piece = np.tile(length, len(group))
         add(t + 0.2, 2 * i, SCHEDULE, piece, piece, sender)  # the copy into it
         k = np.repeat(group, len(skb_len))
-        sent = when(k, np.tile(done, len(group)))
+        sent = sends_of.step(k, np.tile(done, len(group)))
         truesize = overhead + np.tile(skb_len, len(group))
         add(sent + 0.3, 2 * k + 1, SCHEDULE, truesize, truesize,
             tasks.at(k, sent))  # received in softirq on the sender's CPU
         read_j = np.tile(done, len(group)) + bounded_delay(rng, len(k), spec.queue_depth)
-        read = when(k, read_j)
+        read = sends_of.step(k, read_j)
         at = np.minimum(read, m - 1)
         reader = tasks.at(n + k, at)
         add(read + 0.4, 2 * k + 1, RECLAIM, 0, truesize, reader)

@@ -36,6 +36,7 @@ from memcglab.workloads.common import (
     MAX_ANCESTORS,
     MEM_CGROUP_ID_MAX,
     SEED_MAX,
+    Streams,
     Timeline,
     assemble,
     bounded_delay,
@@ -165,15 +166,8 @@ def _task_mix(spec: SchedMigrationSpec | ManyCgroupsSpec, name: str) -> Trace:
     step = np.arange(m, dtype=np.int64)
     start = np.arange(n, dtype=np.int64) % spec.cpus  # task i starts on CPU i mod cpus
     tasks = Timeline.draw(rng, start, m, spec.migration_rate / n, spec.cpus)
-    by_task = np.argsort(task, kind="stable")
-    counts = np.bincount(task, minlength=n)
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rank = np.empty(m, dtype=np.int64)
-    rank[by_task] = np.arange(m) - first[task[by_task]]
-    later = rank + bounded_delay(rng, m, spec.hold)
-    inside = later < counts[task]
-    release = np.where(inside, by_task[first[task] + np.minimum(later, counts[task] - 1)] - 0.5,
-                       m - 0.5 + later - counts[task])
+    own = Streams.of(task, n)
+    release = own.step(task, own.rank() + bounded_delay(rng, m, spec.hold)) - 0.5
     pages = rng.integers(1, spec.max_pages + 1, m).astype(np.uint64)
     release_cpu = tasks.at(task, np.minimum(np.ceil(release).astype(np.int64), m - 1))
     ops = np.repeat(np.array([OP_CHARGE, OP_UNCHARGE], dtype=np.uint8), m)

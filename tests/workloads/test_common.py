@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from memcglab.trace import parse_text
 from memcglab.workloads.common import (
+    Streams,
     Timeline,
     bounded_delay,
     check_choice,
@@ -115,6 +116,20 @@ uncharge_direct 1 1 3
 uncharge 2 2 1
 charge 0 1 1
 """)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=60), st.integers(0, 5))
+def test_streams_step_finds_each_operation_and_counts_on_past_the_end(group, beyond):
+    g = np.array(group, dtype=np.int64)
+    s = Streams.of(g, 5)
+    rank = s.rank()
+    # The j-th operation of a stream is where rank says; past the end, m + j - count.
+    assert s.step(g, rank).tolist() == list(range(len(g)))
+    live = np.flatnonzero(s.counts)
+    j = s.counts[live] + beyond
+    assert s.step(live, j).tolist() == (len(g) + beyond + np.zeros(len(live), int)).tolist()
+    assert all(sorted(rank[g == k].tolist()) == list(range(s.counts[k])) for k in range(5))
 
 
 def test_statistics_of_a_hand_worked_trace():
