@@ -51,6 +51,7 @@ uncharge 3 3 3
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +62,7 @@ from memcglab.workloads.common import (
     MEM_CGROUP_ID_MAX,
     PAGE_SIZE,
     SEED_MAX,
+    Streams,
     Timeline,
     assemble,
     bounded_delay,
@@ -165,36 +167,30 @@ def _start_cpus(spec: NetperfRxSpec, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, spec.cpus, 2 * spec.clients)
 
 
-def netperf_rx(spec: NetperfRxSpec = NetperfRxSpec()) -> Trace:
-    """Generate the receive mix described by ``spec`` (see the module docstring)."""
-    rng = rng_for("netperf_rx", spec.seed)
-    head, tenants = hierarchy(spec.clients, spec.ancestors)
-    m, clients = spec.messages, spec.clients
-    flow = rng.integers(0, clients, m)
-    step = np.arange(m, dtype=np.int64)  # message k arrives at time k
-
+def _messages(spec: NetperfRxSpec, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The flow of each message (message k arrives at time k) and its release time."""
+    m = spec.messages
+    flow = rng.integers(0, spec.clients, m)
     # Release time: just before the charge of the flow's message `delay` later, or
     # past the end for the last messages of each flow.
-    by_flow = np.argsort(flow, kind="stable")
-    counts = np.bincount(flow, minlength=clients)
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rank = np.empty(m, dtype=np.int64)
-    rank[by_flow] = np.arange(m) - first[flow[by_flow]]
-    delay = bounded_delay(rng, m, spec.queue_depth)
-    target = rank + delay
-    inside = target < counts[flow]
-    where = np.where(inside, first[flow] + target, 0)
-    release_time = np.where(inside, by_flow[where] - 0.5,
-                            m - 0.5 + (target - counts[flow]))
+    flows = Streams.of(flow, spec.clients)
+    later = flows.rank() + bounded_delay(rng, m, spec.queue_depth)
+    return flow, flows.step(flow, later) - 0.5
 
-    # Per-step migration probability: a flow sends 1/clients of the messages.
-    tasks = Timeline.draw(rng, _start_cpus(spec, rng), m, spec.migration_rate / clients,
-                          spec.cpus)
+
+def _trace(spec: NetperfRxSpec, rng: np.random.Generator, flow: np.ndarray,
+           release_time: np.ndarray, cpu_of: Callable[[np.ndarray, np.ndarray], np.ndarray],
+           source: str) -> Trace:
+    """Charge each message on its interleave leader's CPU, release it where ``spec.release``
+    says; ``cpu_of(task, step)`` is the CPU of the task (sender f, receiver C+f) at a step."""
+    m, clients = spec.messages, spec.clients
+    head, tenants = hierarchy(clients, spec.ancestors)
+    step = np.arange(m, dtype=np.int64)
     leader = flow - flow % spec.interleave
-    charge_cpu = tasks.at(leader, step)
+    charge_cpu = cpu_of(leader, step)
     if spec.release == "task":
         last = np.minimum(np.floor(release_time).astype(np.int64), m - 1)
-        release_cpu = tasks.at(clients + flow, last)
+        release_cpu = cpu_of(clients + flow, last)
     elif spec.release == "softirq":
         release_cpu = charge_cpu
     else:
@@ -203,4 +199,14 @@ def netperf_rx(spec: NetperfRxSpec = NetperfRxSpec()) -> Trace:
     ops = np.repeat(np.array([OP_CHARGE, OP_UNCHARGE], dtype=np.uint8), m)
     return assemble(spec.cpus, head, np.concatenate([step.astype(np.float64), release_time]),
                     ops, np.concatenate([charge_cpu, release_cpu]),
-                    np.tile(tenants[flow], 2), spec.pages, "<netperf_rx>")
+                    np.tile(tenants[flow], 2), spec.pages, source)
+
+
+def netperf_rx(spec: NetperfRxSpec = NetperfRxSpec()) -> Trace:
+    """Generate the receive mix described by ``spec`` (see the module docstring)."""
+    rng = rng_for("netperf_rx", spec.seed)
+    flow, release_time = _messages(spec, rng)
+    # Per-step migration probability: a flow sends 1/clients of the messages.
+    tasks = Timeline.draw(rng, _start_cpus(spec, rng), spec.messages,
+                          spec.migration_rate / spec.clients, spec.cpus)
+    return _trace(spec, rng, flow, release_time, tasks.at, "<netperf_rx>")

@@ -33,16 +33,9 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from memcglab.trace import OP_CHARGE, OP_UNCHARGE, Trace
-from memcglab.workloads.common import (
-    Timeline,
-    assemble,
-    bounded_delay,
-    check_choice,
-    hierarchy,
-    rng_for,
-)
-from memcglab.workloads.netperf import NetperfRxSpec
+from memcglab.trace import Trace
+from memcglab.workloads.common import Timeline, check_choice, rng_for
+from memcglab.workloads.netperf import NetperfRxSpec, _messages, _start_cpus, _trace
 
 __all__ = ["MIGRATE", "NetperfPairedSpec", "netperf_paired"]
 
@@ -102,64 +95,24 @@ class NetperfPairedSpec:
         return NetperfRxSpec(**{f.name: getattr(self, f.name) for f in fields(NetperfRxSpec)})
 
 
-def _start_cpus(spec: NetperfRxSpec, rng: np.random.Generator) -> np.ndarray:
-    """Initial CPUs of senders (0..C-1) and receivers (C..2C-1), as netperf_rx places them."""
-    flows = np.arange(spec.clients, dtype=np.int64)
-    if spec.placement == "spread":
-        return np.concatenate([2 * flows, 2 * flows + 1]) % spec.cpus
-    if spec.placement == "paired":
-        return np.concatenate([flows, flows]) % spec.cpus
-    return rng.integers(0, spec.cpus, 2 * spec.clients)
-
-
 def netperf_paired(spec: NetperfPairedSpec = NetperfPairedSpec()) -> Trace:
     """Generate the receive mix with ``spec.migrate`` moves (see the module docstring)."""
     net = spec.netperf()
     # The same stream, drawn in the same order as netperf_rx up to the task timeline.
     rng = rng_for("netperf_rx", net.seed)
-    head, tenants = hierarchy(net.clients, net.ancestors)
-    m, clients = net.messages, net.clients
-    flow = rng.integers(0, clients, m)
-    step = np.arange(m, dtype=np.int64)
-
-    by_flow = np.argsort(flow, kind="stable")
-    counts = np.bincount(flow, minlength=clients)
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rank = np.empty(m, dtype=np.int64)
-    rank[by_flow] = np.arange(m) - first[flow[by_flow]]
-    target = rank + bounded_delay(rng, m, net.queue_depth)
-    inside = target < counts[flow]
-    where = np.where(inside, first[flow] + target, 0)
-    release_time = np.where(inside, by_flow[where] - 0.5,
-                            m - 0.5 + (target - counts[flow]))
-
+    flow, release_time = _messages(net, rng)
     start = _start_cpus(net, rng)
+    m, clients = net.messages, net.clients
     rate = net.migration_rate / clients
     if spec.migrate == "independent":
-        tasks = Timeline.draw(rng, start, m, rate, net.cpus)
+        return _trace(net, rng, flow, release_time, Timeline.draw(rng, start, m, rate, net.cpus).at,
+                      "<netperf_paired>")
+    pairs = Timeline.draw(rng, start[:clients], m, rate, net.cpus)
+    offset = start[clients:] - start[:clients]
 
-        def cpu_of(task: np.ndarray, at: np.ndarray) -> np.ndarray:
-            return tasks.at(task, at)
-    else:
-        pairs = Timeline.draw(rng, start[:clients], m, rate, net.cpus)
-        offset = start[clients:] - start[:clients]
+    def cpu_of(task: np.ndarray, at: np.ndarray) -> np.ndarray:
+        f = task % clients
+        moved = pairs.at(f, at)
+        return np.where(task >= clients, (moved + offset[f]) % net.cpus, moved)
 
-        def cpu_of(task: np.ndarray, at: np.ndarray) -> np.ndarray:
-            f = task % clients
-            moved = pairs.at(f, at)
-            return np.where(task >= clients, (moved + offset[f]) % net.cpus, moved)
-
-    leader = flow - flow % net.interleave
-    charge_cpu = cpu_of(leader, step)
-    if net.release == "task":
-        last = np.minimum(np.floor(release_time).astype(np.int64), m - 1)
-        release_cpu = cpu_of(clients + flow, last)
-    elif net.release == "softirq":
-        release_cpu = charge_cpu
-    else:
-        release_cpu = rng.integers(0, net.cpus, m)
-
-    ops = np.repeat(np.array([OP_CHARGE, OP_UNCHARGE], dtype=np.uint8), m)
-    return assemble(net.cpus, head, np.concatenate([step.astype(np.float64), release_time]),
-                    ops, np.concatenate([charge_cpu, release_cpu]),
-                    np.tile(tenants[flow], 2), net.pages, "<netperf_paired>")
+    return _trace(net, rng, flow, release_time, cpu_of, "<netperf_paired>")
