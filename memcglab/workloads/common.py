@@ -36,6 +36,7 @@ __all__ = [
     "check_int",
     "check_float",
     "check_choice",
+    "check_tenants",
     "rng_for",
     "hierarchy",
     "assemble",
@@ -89,6 +90,22 @@ def check_choice(name: str, value: object, choices: Iterable[str]) -> None:
     choices = tuple(choices)
     if value not in choices:
         raise ValueError(f"{name}={value!r}: must be one of {', '.join(choices)}")
+
+
+def check_tenants(name: str, count: int, ancestors: int) -> None:
+    """Check a :func:`hierarchy`: ``ancestors`` shared cgroups, then ``count`` tenants.
+
+    The ancestors are checked first; together they must fit the memcg IDs.
+
+    >>> check_tenants("clients", 65535, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: clients=65535: must be an integer between 1 and 65534 (MEM_CGROUP_ID_MAX minus 1 \
+ancestor(s))
+    """
+    check_int("ancestors", ancestors, 0, MAX_ANCESTORS)
+    check_int(name, count, 1, MEM_CGROUP_ID_MAX - ancestors,
+              f"MEM_CGROUP_ID_MAX minus {ancestors} ancestor(s)")
 
 
 def rng_for(workload: str, seed: int) -> np.random.Generator:

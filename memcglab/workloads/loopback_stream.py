@@ -36,8 +36,6 @@ import numpy as np
 
 from memcglab.trace import MAX_CPUS, Trace
 from memcglab.workloads.common import (
-    MAX_ANCESTORS,
-    MEM_CGROUP_ID_MAX,
     SEED_MAX,
     Streams,
     Timeline,
@@ -45,6 +43,7 @@ from memcglab.workloads.common import (
     check_choice,
     check_float,
     check_int,
+    check_tenants,
     hierarchy,
     rng_for,
 )
@@ -92,9 +91,7 @@ class LoopbackStreamSpec:
 
     def __post_init__(self) -> None:
         check_int("cpus", self.cpus, 2, MAX_CPUS, "two ends need two CPUs")
-        check_int("ancestors", self.ancestors, 0, MAX_ANCESTORS)
-        check_int("instances", self.instances, 1, MEM_CGROUP_ID_MAX - self.ancestors,
-                  f"MEM_CGROUP_ID_MAX minus {self.ancestors} ancestor(s)")
+        check_tenants("instances", self.instances, self.ancestors)
         check_int("messages", self.messages, 1, 2**26)
         check_int("message_size", self.message_size, 1, 2**24, "bytes")
         check_int("skb_bytes", self.skb_bytes, 1, 2**20, "bytes")

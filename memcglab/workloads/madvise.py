@@ -57,13 +57,12 @@ import numpy as np
 
 from memcglab.trace import MAX_CPUS, NR_MAX, OP_CHARGE, OP_UNCHARGE_DIRECT, Trace
 from memcglab.workloads.common import (
-    MAX_ANCESTORS,
-    MEM_CGROUP_ID_MAX,
     SEED_MAX,
     Timeline,
     check_choice,
     check_float,
     check_int,
+    check_tenants,
     from_columns,
     hierarchy,
     rng_for,
@@ -117,9 +116,7 @@ class MadviseFaultSpec:
 
     def __post_init__(self) -> None:
         check_int("cpus", self.cpus, 1, MAX_CPUS, "the replay contract's limit")
-        check_int("ancestors", self.ancestors, 0, MAX_ANCESTORS)
-        check_int("cgroups", self.cgroups, 1, MEM_CGROUP_ID_MAX - self.ancestors,
-                  f"MEM_CGROUP_ID_MAX minus {self.ancestors} ancestor(s)")
+        check_tenants("cgroups", self.cgroups, self.ancestors)
         check_int("tasks_per_cgroup", self.tasks_per_cgroup, 1, 2**16)
         check_int("region_pages", self.region_pages, 1, 2**31 - 1)
         check_int("iterations", self.iterations, 1, 2**31 - 1)

@@ -33,8 +33,6 @@ import numpy as np
 
 from memcglab.trace import MAX_CPUS, NR_MAX, OP_CHARGE, OP_UNCHARGE, Trace
 from memcglab.workloads.common import (
-    MAX_ANCESTORS,
-    MEM_CGROUP_ID_MAX,
     SEED_MAX,
     Streams,
     Timeline,
@@ -43,6 +41,7 @@ from memcglab.workloads.common import (
     check_choice,
     check_float,
     check_int,
+    check_tenants,
     hierarchy,
     rng_for,
 )
@@ -148,9 +147,7 @@ class ManyCgroupsSpec:
 
 def _check_mix(spec: SchedMigrationSpec | ManyCgroupsSpec) -> None:
     check_int("cpus", spec.cpus, 1, MAX_CPUS, "the replay contract's limit")
-    check_int("ancestors", spec.ancestors, 0, MAX_ANCESTORS)
-    check_int("cgroups", spec.cgroups, 1, MEM_CGROUP_ID_MAX - spec.ancestors,
-              f"MEM_CGROUP_ID_MAX minus {spec.ancestors} ancestor(s)")
+    check_tenants("cgroups", spec.cgroups, spec.ancestors)
     check_int("operations", spec.operations, 1, 2**28)
     check_float("migration_rate", spec.migration_rate, 0.0, 1.0)
     check_int("max_pages", spec.max_pages, 1, NR_MAX, "the charge NR range")

@@ -58,8 +58,6 @@ import numpy as np
 
 from memcglab.trace import MAX_CPUS, NR_MAX, OP_CHARGE, OP_UNCHARGE, Trace
 from memcglab.workloads.common import (
-    MAX_ANCESTORS,
-    MEM_CGROUP_ID_MAX,
     PAGE_SIZE,
     SEED_MAX,
     Streams,
@@ -69,6 +67,7 @@ from memcglab.workloads.common import (
     check_choice,
     check_float,
     check_int,
+    check_tenants,
     hierarchy,
     rng_for,
 )
@@ -134,9 +133,7 @@ class NetperfRxSpec:
 
     def __post_init__(self) -> None:
         check_int("cpus", self.cpus, 1, MAX_CPUS, "the replay contract's limit")
-        check_int("ancestors", self.ancestors, 0, MAX_ANCESTORS)
-        check_int("clients", self.clients, 1, MEM_CGROUP_ID_MAX - self.ancestors,
-                  f"MEM_CGROUP_ID_MAX minus {self.ancestors} ancestor(s)")
+        check_tenants("clients", self.clients, self.ancestors)
         check_int("messages", self.messages, 1, 2**31 - 1)
         check_int("message_size", self.message_size, 1, 2**31 - 1, "bytes")
         if self.pages_per_message is not None:

@@ -31,14 +31,13 @@ import numpy as np
 
 from memcglab.trace import MAX_CPUS, NR_MAX, OP_CHARGE, OP_UNCHARGE, Trace
 from memcglab.workloads.common import (
-    MAX_ANCESTORS,
-    MEM_CGROUP_ID_MAX,
     SEED_MAX,
     assemble,
     bounded_delay,
     check_choice,
     check_float,
     check_int,
+    check_tenants,
     hierarchy,
     other_cpu,
     rng_for,
@@ -91,9 +90,7 @@ class SyntheticSpec:
 
     def __post_init__(self) -> None:
         check_int("cpus", self.cpus, 1, MAX_CPUS, "the replay contract's limit")
-        check_int("ancestors", self.ancestors, 0, MAX_ANCESTORS)
-        check_int("memcgs", self.memcgs, 1, MEM_CGROUP_ID_MAX - self.ancestors,
-                  f"MEM_CGROUP_ID_MAX minus {self.ancestors} ancestor(s)")
+        check_tenants("memcgs", self.memcgs, self.ancestors)
         check_int("active_per_cpu", self.active_per_cpu, 1, self.memcgs, "at most memcgs")
         check_choice("mix", self.mix, MIXES)
         check_float("zipf_s", self.zipf_s, 0.0, 16.0)

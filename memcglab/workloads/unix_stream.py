@@ -46,10 +46,9 @@ import numpy as np
 
 from memcglab.trace import MAX_CPUS, OP_CHARGE, OP_UNCHARGE, Trace
 from memcglab.workloads.common import (
-    MAX_ANCESTORS,
-    MEM_CGROUP_ID_MAX,
     SEED_MAX,
     check_int,
+    check_tenants,
     from_columns,
     hierarchy,
 )
@@ -79,9 +78,7 @@ class UnixStreamSpec:
 
     def __post_init__(self) -> None:
         check_int("cpus", self.cpus, 1, MAX_CPUS, "the replay contract's limit")
-        check_int("ancestors", self.ancestors, 0, MAX_ANCESTORS)
-        check_int("pairs", self.pairs, 1, MEM_CGROUP_ID_MAX - self.ancestors,
-                  f"MEM_CGROUP_ID_MAX minus {self.ancestors} ancestor(s)")
+        check_tenants("pairs", self.pairs, self.ancestors)
         check_int("object_bytes", self.object_bytes, 1, 2**30, "bytes")
         check_int("seed", self.seed, 0, SEED_MAX)
 
