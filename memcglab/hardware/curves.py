@@ -18,8 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from memcglab.hardware.schema import CURVES, HardwareDataError, check_keys, number, text
-from memcglab.uncertainty.priors import SHAPES, Prior
+from memcglab.hardware.schema import (
+    CURVES,
+    HardwareDataError,
+    check_keys,
+    check_unit_shape,
+    number,
+    text,
+)
+from memcglab.uncertainty.priors import Prior
 
 __all__ = ["Curve", "curve_from_table"]
 
@@ -72,12 +79,7 @@ def curve_from_table(file: object, name: str, t: Mapping[str, Any]) -> Curve:
     xname, spec = CURVES[name]
     check_keys(file, where, t, ("unit", xname, "low", "typical", "high", "shape", "source"),
                ("note",))
-    if t["unit"] not in spec.units:
-        raise HardwareDataError(file, f"{where}.unit", f"={t['unit']!r}: valid units: "
-                                f"{', '.join(spec.units)}")
-    if t["shape"] not in SHAPES:
-        raise HardwareDataError(file, f"{where}.shape", f"={t['shape']!r}: valid: "
-                                f"{', '.join(SHAPES)}")
+    check_unit_shape(file, where, t, spec)
     xs = t[xname]
     if (not isinstance(xs, list) or not xs or any(isinstance(v, bool) or not isinstance(v, int)
                                                   or v < 1 for v in xs)

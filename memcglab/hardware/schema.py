@@ -111,6 +111,17 @@ def check_keys(file: object, where: str, table: Mapping[str, Any], required: tup
                                 f"{', '.join((*required, *optional))}")
 
 
+def check_unit_shape(file: object, where: str, table: Mapping[str, Any],
+                     spec: ParamSpec) -> None:
+    """Error unless ``table``'s ``unit`` is one of ``spec``'s and its ``shape`` a known one."""
+    if table["unit"] not in spec.units:
+        raise HardwareDataError(file, f"{where}.unit", f"={table['unit']!r}: valid units: "
+                                f"{', '.join(spec.units)}")
+    if table["shape"] not in SHAPES:
+        raise HardwareDataError(file, f"{where}.shape", f"={table['shape']!r}: valid: "
+                                f"{', '.join(SHAPES)}")
+
+
 def prior_from_table(file: object, name: str, t: Mapping[str, Any]) -> Prior:
     """Validate ``[priors.NAME]`` of ``file`` and return it as a :class:`Prior`."""
     where = f"priors.{name}"
@@ -119,13 +130,8 @@ def prior_from_table(file: object, name: str, t: Mapping[str, Any]) -> Prior:
                                 f"{', '.join(PARAMETERS)}")
     check_keys(file, where, t, _PRIOR_KEYS, ("note",))
     spec = PARAMETERS[name]
+    check_unit_shape(file, where, t, spec)
     unit = t["unit"]
-    if unit not in spec.units:
-        raise HardwareDataError(file, f"{where}.unit", f"={unit!r}: valid units: "
-                                f"{', '.join(spec.units)}")
-    if t["shape"] not in SHAPES:
-        raise HardwareDataError(file, f"{where}.shape", f"={t['shape']!r}: valid: "
-                                f"{', '.join(SHAPES)}")
     vals = {k: number(file, f"{where}.{k}", t[k]) for k in ("low", "typical", "high")}
     for k, v in vals.items():
         if not spec.minimum <= v <= spec.maximum:
