@@ -230,10 +230,7 @@ def _q(frame: pd.DataFrame, quantity: str) -> float:
 
 
 def _break_even(res) -> str:
-    found = {k: x for k, x in res.break_even.items() if x is not None}
-    if not found:
-        return "none in prior range (others typical)"
-    return "; ".join(f"{k} = {x:.3g} {res.space[k].unit}" for k, x in found.items())
+    return "; ".join(res.crossings().values()) or "none in prior range (others typical)"
 
 
 def _priced_row(what: str, published: str, res, v: pd.Series) -> dict:
@@ -314,9 +311,9 @@ def conclusion(r: LayoutResults, verdict: pd.DataFrame) -> str:
     lines = ("the changelog's line sharing (apart, one line, apart) is reproduced" if
              not s["same_line_parent"] and s["same_line_blamed"] and not s["same_line_fixed"]
              else "the layouts do not reproduce the changelog's line sharing")
-    be = {k: x for k, x in res.break_even.items() if x is not None}
+    be = res.crossings()
     flips = ("; with the others typical, it reaches the published value only at "
-             + ", ".join(f"{k} = {x:.3g} {res.space[k].unit}" for k, x in be.items())
+             + ", ".join(be.values())
              if be else "; no single input inside its prior range brings it to the "
              "published value")
     far = [f"{k} = {x:.3g} {res.space[k].unit} (prior high {res.space[k].high:g})"

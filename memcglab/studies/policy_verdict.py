@@ -155,8 +155,7 @@ def _fmt_be(x: RecencyBreakEven) -> str:
 def _break_even(r: PolicyResults, mix: str) -> str:
     be = r.break_even[mix]
     res = r.priced[mix]
-    rest = [f"{k} = {v:.3g} {res.space[k].unit}" for k, v in res.break_even.items()
-            if v is not None and k != "percpu_rmw"]
+    rest = [text for k, text in res.crossings().items() if k != "percpu_rmw"]
     return (f"recency write (percpu_rmw) = {_fmt_be(be[DEFAULT_LAYOUT])} with the state "
             f"after cached[], {_fmt_be(be['beside nr_pages[]'])} beside nr_pages[], "
             f"{_fmt_be(be['writes only'])} for the writes alone"

@@ -93,10 +93,7 @@ def summary(rates: pd.DataFrame, results: dict, stale_runs: pd.DataFrame,
 def break_even_text(r: UncertainResult) -> str:
     """The priors at which the claim flips, crossings only; else "none in the priors'
     ranges" (every prior searched over its whole range)."""
-    crossings = {k: v for k, v in r.break_even.items() if v is not None}
-    if not crossings:
-        return "none in the priors' ranges"
-    return "; ".join(f"{k} = {v:.3g} {r.space[k].unit}" for k, v in crossings.items())
+    return "; ".join(r.crossings().values()) or "none in the priors' ranges"
 
 
 def _from_rate(x: float) -> str:

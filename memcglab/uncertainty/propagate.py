@@ -76,6 +76,12 @@ class UncertainResult:
         """``(low, high)``: the central ``coverage`` prediction interval."""
         return self.low, self.high
 
+    def crossings(self) -> dict[str, str]:
+        """``name -> "name = value unit"`` for each prior whose break-even lies in its
+        range, in :attr:`break_even`'s order (the priors that never cross are left out)."""
+        return {k: f"{k} = {_fmt(v)} {self.space[k].unit}"
+                for k, v in self.break_even.items() if v is not None}
+
     def as_claim_columns(self) -> dict[str, float | str]:
         """The claims table's ``low``, ``high``, ``p_holds``, ``driver`` and ``break_even``.
 

@@ -47,6 +47,14 @@ def test_holds_band_and_break_even_threshold():
     assert r.break_even["a"] == pytest.approx(1.0)
 
 
+def test_crossings_name_only_the_priors_that_cross_in_their_range():
+    r = summarise(lambda d: d["a"] + 2 * d["b"], _linear_space(), n=256, threshold=1.9)
+    # b crosses at 0.7 with a typical; a would need 0.9, inside [0, 1] too
+    assert r.crossings() == {"a": "a = 0.9 cycles", "b": "b = 0.7 cycles"}
+    assert summarise(lambda d: d["a"] - 2.0 + 0 * d["b"], _linear_space(),
+                     n=256).crossings() == {}
+
+
 def test_claim_columns_carry_interval_driver_and_break_even():
     r = summarise(lambda d: d["a"] - 2.0 + 0 * d["b"], _linear_space(), n=256, unit="%")
     c = r.as_claim_columns()
