@@ -75,7 +75,7 @@ from memcglab.workloads.sockmem import (
     UDP_CLOSE,
     UDP_ENQUEUE,
     UDP_RELEASE,
-    socket_trace,
+    SocketEvents,
 )
 
 __all__ = ["LoopbackRRSpec", "loopback_rr", "PROTOCOLS", "PLACEMENTS", "SERVERS", "TRUESIZE",
@@ -203,28 +203,21 @@ def loopback_rr(spec: LoopbackRRSpec = LoopbackRRSpec()) -> Trace:
         (0.7, client, enqueue, r_rsched, r_rx, s, full),  # softirq on the server's CPU
         (0.8, client, release, 1, r_rx, c, full),  # the client reads it
     ]
-    cols: list[list[np.ndarray]] = [[] for _ in range(6)]
+    events = SocketEvents()
     for sub, sock, event, sched, amount, cpu, present in steps:
-        for col, value in zip(cols, (step + sub, sock, event, sched, amount, cpu), strict=True):
-            col.append(np.broadcast_to(value, (m,))[present])
+        events.add(step + sub, sock, event, sched, amount, cpu, where=present)
     # The end: the client's last ACK frees each server's last response (TCP, SCTP);
     # UDP sockets close (udp_destruct_common) on their tasks' CPUs.
     seen = np.unique(inst)
     last = np.full(len(seen), m - 1)
     c_end, s_end = tasks.at(seen, last), tasks.at(n + seen, last)
     if udp:
-        ends = [(2 * seen, c_end), (2 * seen + 1, s_end)]
-        for sock, cpu in ends:
-            for col, value in zip(cols, (float(m), sock, UDP_CLOSE, 0, 0, cpu), strict=True):
-                col.append(np.broadcast_to(value, (len(seen),)))
+        for sock, cpu in [(2 * seen, c_end), (2 * seen + 1, s_end)]:
+            events.add(float(m), sock, UDP_CLOSE, 0, 0, cpu, size=len(seen))
     else:
-        for col, value in zip(cols, (float(m), 2 * seen + 1, RECLAIM, 0, r_tx, c_end),
-                              strict=True):
-            col.append(np.broadcast_to(value, (len(seen),)))
-    time, sock, event, sched, amount, cpu = (np.concatenate(col) for col in cols)
+        events.add(float(m), 2 * seen + 1, RECLAIM, 0, r_tx, c_end, size=len(seen))
     memcg = np.repeat(tenants[:n], 2)
     if spec.server == "shared":
         memcg[1::2] = tenants[n]
     threshold = np.full(2 * n, UDP_FORWARD_THRESHOLD, dtype=np.int64)
-    return socket_trace(spec.cpus, head, time, sock, event, sched, amount, cpu, memcg,
-                        f"<loopback_rr {spec.protocol}>", threshold)
+    return events.trace(spec.cpus, head, memcg, f"<loopback_rr {spec.protocol}>", threshold)

@@ -49,7 +49,7 @@ from memcglab.workloads.common import (
 )
 from memcglab.workloads.loopback_rr import PLACEMENTS, TRUESIZE
 from memcglab.workloads.loopback_rr import _start as _rr_start
-from memcglab.workloads.sockmem import RECLAIM, SCHEDULE, socket_trace
+from memcglab.workloads.sockmem import RECLAIM, SCHEDULE, SocketEvents
 
 __all__ = ["LoopbackStreamSpec", "loopback_stream", "ACKS"]
 
@@ -124,13 +124,7 @@ def loopback_stream(spec: LoopbackStreamSpec = LoopbackStreamSpec()) -> Trace:
     sends_of = Streams.of(inst, n)
     counts = sends_of.counts
     overhead = TRUESIZE["tcp"]
-    cols: list[list[np.ndarray]] = [[] for _ in range(6)]
-
-    def add(time, sock, event, sched, amount, cpu) -> None:
-        size = np.shape(time)[0]
-        for col, value in zip(cols, (time, sock, event, sched, amount, cpu), strict=True):
-            col.append(np.broadcast_to(value, (size,)))
-
+    events = SocketEvents()
     for sends in np.unique(counts[counts > 0]).tolist():
         group = np.flatnonzero(counts == sends)
         send, length, starts, skb_len, done = _layout(sends, spec.message_size, spec.skb_bytes)
@@ -138,21 +132,19 @@ def loopback_stream(spec: LoopbackStreamSpec = LoopbackStreamSpec()) -> Trace:
         t = sends_of.step(i, np.tile(send, len(group))).astype(np.float64)
         sender = tasks.at(i, t.astype(np.int64))
         new = np.tile(starts, len(group))
-        add(t[new] + 0.1, 2 * i[new], SCHEDULE, overhead, overhead, sender[new])  # skb head
+        events.add(t[new] + 0.1, 2 * i[new], SCHEDULE, overhead, overhead, sender[new])  # skb head
         piece = np.tile(length, len(group))
-        add(t + 0.2, 2 * i, SCHEDULE, piece, piece, sender)  # the copy into it
+        events.add(t + 0.2, 2 * i, SCHEDULE, piece, piece, sender)  # the copy into it
         k = np.repeat(group, len(skb_len))
         sent = sends_of.step(k, np.tile(done, len(group)))
         truesize = overhead + np.tile(skb_len, len(group))
-        add(sent + 0.3, 2 * k + 1, SCHEDULE, truesize, truesize,
-            tasks.at(k, sent))  # received in softirq on the sender's CPU
+        events.add(sent + 0.3, 2 * k + 1, SCHEDULE, truesize, truesize,
+                   tasks.at(k, sent))  # received in softirq on the sender's CPU
         read_j = np.tile(done, len(group)) + bounded_delay(rng, len(k), spec.queue_depth)
         read = sends_of.step(k, read_j)
         at = np.minimum(read, m - 1)
         reader = tasks.at(n + k, at)
-        add(read + 0.4, 2 * k + 1, RECLAIM, 0, truesize, reader)
+        events.add(read + 0.4, 2 * k + 1, RECLAIM, 0, truesize, reader)
         acker = tasks.at(k, at) if spec.ack == "backlog" else reader
-        add(read + 0.5, 2 * k, RECLAIM, 0, truesize, acker)
-    time, sock, event, sched, amount, cpu = (np.concatenate(col) for col in cols)
-    return socket_trace(spec.cpus, head, time, sock, event, sched, amount, cpu,
-                        np.repeat(tenants, 2), "<loopback_stream>")
+        events.add(read + 0.5, 2 * k, RECLAIM, 0, truesize, acker)
+    return events.trace(spec.cpus, head, np.repeat(tenants, 2), "<loopback_stream>")

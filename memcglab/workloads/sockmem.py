@@ -47,7 +47,7 @@ from memcglab.trace import OP_CHARGE, OP_UNCHARGE, Trace
 from memcglab.workloads.common import PAGE_SIZE, from_columns
 
 __all__ = ["SCHEDULE", "RECLAIM", "UDP_ENQUEUE", "UDP_RELEASE", "UDP_CLOSE", "socket_pages",
-           "pages_of", "socket_trace"]
+           "pages_of", "socket_trace", "SocketEvents"]
 
 #: sk_{w,r}mem_schedule(sched) then sk_mem_charge(amount)
 SCHEDULE = 0
@@ -143,3 +143,38 @@ def socket_trace(cpus: int, head: np.ndarray, time: np.ndarray, sock: np.ndarray
     op = np.where(pages[keep] > 0, OP_CHARGE, OP_UNCHARGE).astype(np.uint8)
     return from_columns(cpus, head, op, cpu[keep], np.asarray(sock_memcg)[sock[keep]],
                         np.abs(pages[keep]).astype(np.uint64), source)
+
+
+class SocketEvents:
+    """Socket events gathered a batch at a time, then made a trace by :func:`socket_trace`.
+
+    A batch gives each column (time, socket, event, sched, amount, CPU) as an array,
+    or as one value for the whole batch.
+
+    >>> ev = SocketEvents()
+    >>> ev.add(np.array([0.5, 1.5]), 0, SCHEDULE, 100, 100, np.array([1, 2]))
+    >>> ev.add(2.0, 0, RECLAIM, 0, 100, 1, size=1)
+    >>> [c.tolist() for c in ev.columns()]
+    [[0.5, 1.5, 2.0], [0, 0, 0], [0, 0, 1], [100, 100, 0], [100, 100, 100], [1, 2, 1]]
+    """
+
+    def __init__(self) -> None:
+        self._cols: list[list[np.ndarray]] = [[] for _ in range(6)]
+
+    def add(self, time: np.ndarray | float, sock: np.ndarray | int, event: int,
+            sched: np.ndarray | int, amount: np.ndarray | int, cpu: np.ndarray | int, *,
+            size: int | None = None, where: np.ndarray | None = None) -> None:
+        """Add ``size`` events (``len(time)`` unless given), only those ``where`` is true."""
+        n = np.shape(time)[0] if size is None else size
+        for col, value in zip(self._cols, (time, sock, event, sched, amount, cpu), strict=True):
+            column = np.broadcast_to(value, (n,))
+            col.append(column if where is None else column[where])
+
+    def columns(self) -> tuple[np.ndarray, ...]:
+        """``(time, sock, event, sched, amount, cpu)``, the batches in the order added."""
+        return tuple(np.concatenate(col) for col in self._cols)
+
+    def trace(self, cpus: int, head: np.ndarray, sock_memcg: np.ndarray, source: str,
+              threshold: np.ndarray | None = None) -> Trace:
+        """:func:`socket_trace` of the events added so far."""
+        return socket_trace(cpus, head, *self.columns(), sock_memcg, source, threshold)

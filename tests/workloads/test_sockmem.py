@@ -6,12 +6,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memcglab.trace import OP_CHARGE, OP_UNCHARGE
+from memcglab.workloads.common import hierarchy
 from memcglab.workloads.sockmem import (
     RECLAIM,
     SCHEDULE,
     UDP_CLOSE,
     UDP_ENQUEUE,
     UDP_RELEASE,
+    SocketEvents,
     socket_pages,
 )
 
@@ -62,3 +65,17 @@ def test_every_socket_returns_what_it_charged(sends):
     for s in np.unique(sock):
         held = np.cumsum(got[sock == s])
         assert held[-1] == 0 and held.min() >= 0
+
+
+def test_socket_events_keep_the_masked_batches_in_order_and_sort_them_by_time():
+    ev = SocketEvents()
+    # a reclaim added first but timed after the schedule it gives back
+    ev.add(2.0, 0, RECLAIM, 0, 5000, 1, size=1)
+    ev.add(np.array([1.0, 1.5]), 0, SCHEDULE, 5000, 5000, np.array([3, 4]),
+           where=np.array([True, False]))
+    assert [c.tolist() for c in ev.columns()] == [[2.0, 1.0], [0, 0], [RECLAIM, SCHEDULE],
+                                                  [0, 5000], [5000, 5000], [1, 3]]
+    head, tenants = hierarchy(1, 0)
+    body = ev.trace(8, head, tenants, "<t>").ops[len(head):]
+    assert body["op"].tolist() == [OP_CHARGE, OP_UNCHARGE]
+    assert body["cpu"].tolist() == [3, 1] and body["arg"].tolist() == [2, 2]
