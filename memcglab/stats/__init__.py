@@ -31,9 +31,7 @@ from memcglab.stats.verdict_rules import Verdict, judge, load_rules
 from memcglab.stats.verdicts import (
     verdict_003,
     verdict_003_simulated,
-    verdict_004,
     verdict_004_rules,
-    verdict_lru_random,
     verdict_lru_random_rules,
 )
 
@@ -41,7 +39,6 @@ __all__ = [
     "Fit", "calibrate", "leave_one_out", "mape", "prediction_errors",
     "TostResult", "WelchResult", "bootstrap_ci", "cohens_d", "equivalence_margin", "hedges_g",
     "paired_wilcoxon", "perf_rse_to_sd", "tost", "welch", "welch_df",
-    "verdict_003", "verdict_003_simulated", "verdict_004", "verdict_004_rules",
-    "verdict_lru_random", "verdict_lru_random_rules",
+    "verdict_003", "verdict_003_simulated", "verdict_004_rules", "verdict_lru_random_rules",
     "Verdict", "judge", "load_rules",
 ]

@@ -1,8 +1,12 @@
 """The verdicts the notebooks show for seeds 003 and 004 and the LRU-vs-random claim.
 
-Each returns a tidy table. The published side comes from ``memcglab.published``; the
-simulated side is passed in (samples over seeds or trials), so every verdict can be
-computed from hand-made inputs. Seed 000's fit is in ``memcglab.stats.netperf_fit``;
+Each returns a tidy table. Seed 004's regression and the LRU-vs-random claim are judged
+only on intervals that carry the hardware priors, by the pre-registered rules
+(:func:`memcglab.stats.verdict_rules.judge`); the earlier verdicts on seed-only
+intervals were retired, because under those rules they decide nothing. The published
+side comes from ``memcglab.published``; the simulated side is passed in (samples over
+seeds or trials, or a priced interval), so every verdict can be computed from hand-made
+inputs. Seed 000's fit is in ``memcglab.stats.netperf_fit``;
 study 1 judges it.
 
 >>> v = verdict_003()
@@ -12,22 +16,19 @@ study 1 judges it.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from memcglab.published import load
 from memcglab.stats.inference import (
-    bootstrap_ci,
     equivalence_margin,
     hedges_g,
-    paired_wilcoxon,
     tost,
     welch,
 )
 from memcglab.stats.verdict_rules import judge
 
-__all__ = ["verdict_003", "verdict_003_simulated", "verdict_004", "verdict_004_rules",
-           "verdict_lru_random", "verdict_lru_random_rules"]
+__all__ = ["verdict_003", "verdict_003_simulated", "verdict_004_rules",
+           "verdict_lru_random_rules"]
 
 _COLS_003 = ["cgroups", "n", "before_ms", "after_ms", "sd_before_ms", "sd_after_ms", "diff_ms",
              "delta_pct", "welch_t", "welch_df", "welch_p", "hedges_g", "margin_pct", "tost_p",
@@ -109,55 +110,6 @@ def verdict_003_simulated(samples: pd.DataFrame, margin_pct: float = 2.0, alpha:
     return _equivalence_rows(stats, margin_pct, alpha)
 
 
-def _mean_ci(x: np.ndarray, confidence: float, seed: int) -> tuple[float, float]:
-    if len(x) < 2:
-        return float("nan"), float("nan")
-    return bootstrap_ci(x, confidence=confidence, seed=seed)
-
-
-def verdict_004(regression_pct: np.ndarray | list[float],
-                fixed_gap_pct: np.ndarray | list[float] | None = None,
-                confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """The simulated regression (and the fix's gap) against seed 004's numbers.
-
-    ``regression_pct``: simulated throughput loss of the blamed layout vs its parent,
-    in % (positive = slower), one value per seed or simulated boot; ``fixed_gap_pct``
-    likewise for the fixed layout vs the parent. Judged against the published 4.38%
-    with the mail's boot-to-boot spread (up to 1.2%) as the noise band.
-    """
-    q = load("seed004_false_sharing").frame.set_index("quantity")["value"]
-    pub, noise, gap = (float(q[k]) for k in ("median_mremap_throughput_regression",
-                                             "boot_to_boot_spread", "fixed_gap_to_parent"))
-    rows = []
-    for name, data, published in (("regression", regression_pct, pub),
-                                  ("fixed_gap", fixed_gap_pct, gap)):
-        if data is None:
-            continue
-        x = np.asarray(data, dtype=float)
-        if x.ndim != 1 or len(x) == 0:
-            raise ValueError(f"{name}_pct: need a 1-D array of at least one value")
-        mean = float(x.mean())
-        lo, hi = _mean_ci(x, confidence, seed)
-        if name == "regression":
-            if abs(mean - pub) <= noise:
-                word = f"reproduces {pub:g}% within the {noise:g}% noise band"
-            elif mean > noise:
-                word = f"a regression above the noise, {mean - pub:+.2f} points from {pub:g}%"
-            else:
-                word = f"no regression beyond the {noise:g}% noise band"
-        elif abs(mean) <= gap:
-            word = f"within {gap:g}% of the parent, as published"
-        elif abs(mean) <= noise:
-            word = f"inside the {noise:g}% noise band but not within {gap:g}%"
-        else:
-            word = f"outside the {noise:g}% noise band"
-        rows.append({"quantity": name, "n": len(x), "simulated_mean_pct": mean,
-                     "ci_low": lo, "ci_high": hi, "published_pct": published,
-                     "noise_band_pct": noise, "difference_pct": mean - published,
-                     "verdict": word})
-    return pd.DataFrame(rows)
-
-
 def verdict_004_rules(regression, fixed_gap=None) -> pd.DataFrame:
     """Seed 004's regression and fix judged by the pre-registered rules
     (:func:`memcglab.stats.verdict_rules.judge`).
@@ -190,44 +142,6 @@ def verdict_004_rules(regression, fixed_gap=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def verdict_lru_random(paired: pd.DataFrame, higher_is_better: bool = True,
-                       confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """Random's advantage over LRU, per seed, with a CI over seeds, against "1% to 3%".
-
-    ``paired`` has columns seed, random, lru: the same metric for both policies on
-    the same seeds (throughput, or cycles per op with ``higher_is_better=False``).
-    The advantage is random's gain in % of LRU's performance. Its interval is over seeds
-    only, so under the pre-registered rules it decides nothing; study 2 judges the claim
-    with :func:`verdict_lru_random_rules` on intervals that carry the hardware priors.
-    """
-    need = {"seed", "random", "lru"}
-    if not need <= set(paired.columns):
-        raise ValueError(f"paired needs columns {sorted(need)}; has {list(paired.columns)}")
-    if len(paired) < 2:
-        raise ValueError(f"paired has {len(paired)} seeds; a CI over seeds needs at least 2")
-    r, lru = paired["random"].to_numpy(float), paired["lru"].to_numpy(float)
-    adv = (r / lru - 1) * 100 if higher_is_better else (lru / r - 1) * 100
-    c = load("claims").frame.set_index("claim_id").loc["lru_vs_random"]
-    low, high = float(c["low"]), float(c["high"])
-    lo, hi = bootstrap_ci(adv, confidence=confidence, seed=seed)
-    try:
-        stat, p = paired_wilcoxon(r, lru)
-    except ValueError:  # identical policies on every seed
-        stat, p = float("nan"), 1.0
-    if low <= lo and hi <= high:
-        word = f"inside the claimed {low:g}-{high:g}%"
-    elif hi < low:
-        word = "LRU better" if hi < 0 else f"below the claimed {low:g}-{high:g}%"
-    elif lo > high:
-        word = f"above the claimed {low:g}-{high:g}%"
-    else:
-        word = f"consistent with {low:g}-{high:g}% (the interval overlaps it)"
-    return pd.DataFrame([{
-        "n_seeds": len(adv), "mean_advantage_pct": float(adv.mean()), "ci_low": lo,
-        "ci_high": hi, "wilcoxon_stat": stat, "wilcoxon_p": p, "claim_low_pct": low,
-        "claim_high_pct": high, "verdict": word}])
-
-
 def verdict_lru_random_rules(priced) -> pd.DataFrame:
     """Seed 000's "random better than LRU by 1% to 3%" judged per mix by the pre-registered
     rules (:func:`memcglab.stats.verdict_rules.judge`, a ``difference`` claim on the
@@ -235,8 +149,7 @@ def verdict_lru_random_rules(priced) -> pd.DataFrame:
 
     ``priced`` maps a mix name to its priced advantage in % (a
     :class:`memcglab.uncertainty.UncertainResult`, or anything with ``median``,
-    ``low``, ``high``, ``coverage``, ``sources`` and ``as_claim_columns()``). Unlike
-    :func:`verdict_lru_random`, whose interval is over seeds only, the interval here
+    ``low``, ``high``, ``coverage``, ``sources`` and ``as_claim_columns()``). The interval
     carries the hardware priors and the modelling alternatives.
     """
     c = load("claims").frame.set_index("claim_id").loc["lru_vs_random"]

@@ -12,8 +12,6 @@ import scipy.stats as st
 from memcglab.stats.verdicts import (
     verdict_003,
     verdict_003_simulated,
-    verdict_004,
-    verdict_lru_random,
 )
 
 
@@ -75,63 +73,3 @@ def test_verdict_003_simulated_matches_summary_statistics():
         verdict_003_simulated(s.replace({"arm": {"after": "later"}}))
     with pytest.raises(ValueError, match="samples needs columns"):
         verdict_003_simulated(s.rename(columns={"value": "ms"}))
-
-
-@pytest.mark.parametrize("sims, word", [
-    ([4.0, 4.5, 5.0], "reproduces 4.38% within the 1.2% noise band"),
-    ([8.0, 9.0], "a regression above the noise, +4.12 points from 4.38%"),
-    ([0.1, 0.3], "no regression beyond the 1.2% noise band"),
-])
-def test_verdict_004_regression(sims, word):
-    v = verdict_004(sims).set_index("quantity").loc["regression"]
-    assert v["verdict"] == word
-    assert v["published_pct"] == 4.38 and v["noise_band_pct"] == 1.2
-    assert v["simulated_mean_pct"] == pytest.approx(np.mean(sims))
-
-
-def test_verdict_004_fixed_gap_and_single_value():
-    v = verdict_004([4.4], fixed_gap_pct=[0.2, 0.3]).set_index("quantity")
-    assert np.isnan(v.loc["regression", "ci_low"])
-    assert v.loc["fixed_gap", "verdict"] == "within 0.5% of the parent, as published"
-    v = verdict_004([4.4], fixed_gap_pct=[1.0]).set_index("quantity")
-    assert v.loc["fixed_gap", "verdict"] == "inside the 1.2% noise band but not within 0.5%"
-    with pytest.raises(ValueError, match="regression_pct: need a 1-D array"):
-        verdict_004([])
-
-
-def _paired(adv_pct):
-    lru = np.array([100.0, 102.0, 98.0, 101.0, 99.0, 100.5])
-    return pd.DataFrame({"seed": range(6), "lru": lru, "random": lru * (1 + np.asarray(adv_pct)
-                                                                          / 100)})
-
-
-def test_lru_random_inside_claim():
-    v = verdict_lru_random(_paired([1.8, 2.0, 2.2, 1.9, 2.1, 2.0])).iloc[0]
-    assert v["mean_advantage_pct"] == pytest.approx(2.0)
-    assert v["verdict"] == "inside the claimed 1-3%"
-    assert v["wilcoxon_p"] == pytest.approx(2 / 64)  # all six positive, exact
-
-
-def test_lru_random_other_outcomes():
-    assert verdict_lru_random(_paired([-1.0, -1.2, -0.8, -1.1, -0.9, -1.0])).iloc[0][
-        "verdict"] == "LRU better"
-    assert verdict_lru_random(_paired([0.3, 0.5, 0.4, 0.6, 0.5, 0.4])).iloc[0][
-        "verdict"] == "below the claimed 1-3%"
-    assert verdict_lru_random(_paired([6.0, 7.0, 6.5, 6.2, 6.8, 6.4])).iloc[0][
-        "verdict"] == "above the claimed 1-3%"
-    wide = verdict_lru_random(_paired([0.0, 5.0, 1.0, 4.0, 0.5, 3.5])).iloc[0]
-    assert wide["verdict"].startswith("consistent with 1-3%")
-
-
-def test_lru_random_lower_is_better_and_errors():
-    cyc = pd.DataFrame({"seed": [0, 1, 2], "random": [98.0, 97.0, 98.0],
-                        "lru": [100.0, 100.0, 100.0]})
-    v = verdict_lru_random(cyc, higher_is_better=False).iloc[0]
-    assert v["mean_advantage_pct"] == pytest.approx(np.mean([100 / 98, 100 / 97, 100 / 98]) * 100
-                                                    - 100)
-    same = cyc.assign(random=cyc["lru"])
-    assert verdict_lru_random(same).iloc[0]["wilcoxon_p"] == 1.0
-    with pytest.raises(ValueError, match="at least 2"):
-        verdict_lru_random(cyc.iloc[:1])
-    with pytest.raises(ValueError, match="paired needs columns"):
-        verdict_lru_random(cyc.drop(columns="lru"))
