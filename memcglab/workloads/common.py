@@ -25,7 +25,16 @@ from pathlib import Path
 
 import numpy as np
 
-from memcglab.trace import OP_CGROUP, OP_DTYPE, PAGE_COUNTER_MAX, Trace, to_text, validate
+from memcglab.trace import (
+    OP_CGROUP,
+    OP_CHARGE,
+    OP_DTYPE,
+    OP_UNCHARGE,
+    PAGE_COUNTER_MAX,
+    Trace,
+    to_text,
+    validate,
+)
 
 __all__ = [
     "PAGE_SIZE",
@@ -40,6 +49,7 @@ __all__ = [
     "rng_for",
     "hierarchy",
     "assemble",
+    "charge_release",
     "from_columns",
     "bounded_delay",
     "other_cpu",
@@ -163,6 +173,25 @@ def assemble(cpus: int, head: np.ndarray, time: np.ndarray, op: np.ndarray | int
         return column if np.isscalar(column) else np.asarray(column)[order]
 
     return from_columns(cpus, head, pick(op), pick(cpu), pick(memcg), pick(nr), source)
+
+
+def charge_release(cpus: int, head: np.ndarray, time: np.ndarray, release_time: np.ndarray,
+                   cpu: np.ndarray, release_cpu: np.ndarray, memcg: np.ndarray,
+                   nr: np.ndarray | int, source: str) -> Trace:
+    """Operation k charges ``nr[k]`` pages of ``memcg[k]`` on ``cpu[k]`` at ``time[k]`` and
+    releases them (``uncharge``) on ``release_cpu[k]`` at ``release_time[k]``; sorted by
+    :func:`assemble`, a charge before a release at the same time.
+
+    >>> ops, tenants = hierarchy(1, 0)
+    >>> t = charge_release(2, ops, np.array([0.0, 1.0]), np.array([2.0, 1.5]),
+    ...                    np.array([0, 1]), np.array([1, 0]), tenants[[0, 0]], 3, "<t>")
+    >>> t.ops[1:][["op", "cpu", "arg"]].tolist()  # charge, charge, then the releases
+    [(1, 0, 3), (1, 1, 3), (2, 0, 3), (2, 1, 3)]
+    """
+    ops = np.repeat(np.array([OP_CHARGE, OP_UNCHARGE], dtype=np.uint8), len(memcg))
+    return assemble(cpus, head, np.concatenate([time, release_time]), ops,
+                    np.concatenate([cpu, release_cpu]), np.tile(memcg, 2),
+                    nr if np.isscalar(nr) else np.tile(nr, 2), source)
 
 
 def bounded_delay(rng: np.random.Generator, n: int, mean: int) -> np.ndarray:

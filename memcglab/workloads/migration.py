@@ -31,13 +31,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memcglab.trace import MAX_CPUS, NR_MAX, OP_CHARGE, OP_UNCHARGE, Trace
+from memcglab.trace import MAX_CPUS, NR_MAX, Trace
 from memcglab.workloads.common import (
     SEED_MAX,
     Streams,
     Timeline,
-    assemble,
     bounded_delay,
+    charge_release,
     check_choice,
     check_float,
     check_int,
@@ -167,10 +167,8 @@ def _task_mix(spec: SchedMigrationSpec | ManyCgroupsSpec, name: str) -> Trace:
     release = own.step(task, own.rank() + bounded_delay(rng, m, spec.hold)) - 0.5
     pages = rng.integers(1, spec.max_pages + 1, m).astype(np.uint64)
     release_cpu = tasks.at(task, np.minimum(np.ceil(release).astype(np.int64), m - 1))
-    ops = np.repeat(np.array([OP_CHARGE, OP_UNCHARGE], dtype=np.uint8), m)
-    return assemble(spec.cpus, head, np.concatenate([step.astype(np.float64), release]), ops,
-                    np.concatenate([tasks.at(task, step), release_cpu]), np.tile(tenants[task], 2),
-                    np.tile(pages, 2), f"<{name}>")
+    return charge_release(spec.cpus, head, step.astype(np.float64), release,
+                          tasks.at(task, step), release_cpu, tenants[task], pages, f"<{name}>")
 
 
 def sched_migration(spec: SchedMigrationSpec = SchedMigrationSpec()) -> Trace:

@@ -56,14 +56,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memcglab.trace import MAX_CPUS, NR_MAX, OP_CHARGE, OP_UNCHARGE, Trace
+from memcglab.trace import MAX_CPUS, NR_MAX, Trace
 from memcglab.workloads.common import (
     PAGE_SIZE,
     SEED_MAX,
     Streams,
     Timeline,
-    assemble,
     bounded_delay,
+    charge_release,
     check_choice,
     check_float,
     check_int,
@@ -193,10 +193,8 @@ def _trace(spec: NetperfRxSpec, rng: np.random.Generator, flow: np.ndarray,
     else:
         release_cpu = rng.integers(0, spec.cpus, m)
 
-    ops = np.repeat(np.array([OP_CHARGE, OP_UNCHARGE], dtype=np.uint8), m)
-    return assemble(spec.cpus, head, np.concatenate([step.astype(np.float64), release_time]),
-                    ops, np.concatenate([charge_cpu, release_cpu]),
-                    np.tile(tenants[flow], 2), spec.pages, source)
+    return charge_release(spec.cpus, head, step.astype(np.float64), release_time, charge_cpu,
+                          release_cpu, tenants[flow], spec.pages, source)
 
 
 def netperf_rx(spec: NetperfRxSpec = NetperfRxSpec()) -> Trace:

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memcglab.trace import MAX_CPUS, NR_MAX, OP_CHARGE, OP_UNCHARGE, Trace
+from memcglab.trace import MAX_CPUS, NR_MAX, Trace
 from memcglab.workloads.common import (
     SEED_MAX,
-    assemble,
     bounded_delay,
+    charge_release,
     check_choice,
     check_float,
     check_int,
@@ -156,7 +156,5 @@ def synthetic(spec: SyntheticSpec = SyntheticSpec()) -> Trace:
     if spec.remote_release > 0:
         remote = rng.random(n) < spec.remote_release
         release_cpu[remote] = other_cpu(rng, cpu[remote], spec.cpus)
-    ops = np.repeat(np.array([OP_CHARGE, OP_UNCHARGE], dtype=np.uint8), n)
-    return assemble(spec.cpus, head, np.concatenate([time, release_time]), ops,
-                    np.concatenate([cpu, release_cpu]), np.tile(memcg, 2),
-                    np.tile(pages, 2), "<synthetic>")
+    return charge_release(spec.cpus, head, time, release_time, cpu, release_cpu, memcg, pages,
+                          "<synthetic>")
