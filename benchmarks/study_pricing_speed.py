@@ -239,6 +239,8 @@ def main() -> None:
     print(f"counting (once, quick size): {total_count:.1f} s; pricing (medians of "
           f"{args.repeats}, every row): {total_price:.1f} s")
     print("timed calls: " + "; ".join(calls))
+    print("every row prices the quick run's counts: a full run has more traces (seeds, "
+          "client counts, cases), so more quantities or fits per call, at the default points")
     print("quant: priced quantities in the call; points: sample points per quantity; "
           "seeds x alts: seeds times the product of the alternatives' options; "
           "ms/1000 pts: pricing ms per 1000 (quantity, point) pairs, Sobol and "
