@@ -23,20 +23,21 @@ The lines a stock lookup reads come from the stock's C layout:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 
 import numpy as np
 
 from memcglab.cost import CostParams, cycles_per_op
-from memcglab.engine import replay_compiled
+from memcglab.engine import Engine, replay_compiled
 from memcglab.events import EVENT_NAMES, ChargeEvents
 from memcglab.layout import slot_scan_lines
 from memcglab.models import MODELS
 from memcglab.trace import Trace
+from memcglab.workloads import MadviseFaultSpec, madvise_fault, trial_bounds
 
 __all__ = ["METRICS", "scan_lines", "lookup_slots", "unit_cycles", "price", "metrics", "measure",
-           "totals_between"]
+           "totals_between", "trial_counts"]
 
 #: metric -> what it is, per charge operation unless said otherwise
 METRICS: dict[str, str] = {
@@ -152,3 +153,20 @@ def totals_between(before: Mapping[str, int], after: ChargeEvents) -> dict[str, 
     now = after.totals()
     return {n: int(now[n] - before.get(n, 0)) for n in EVENT_NAMES}
 
+
+def trial_counts(spec: MadviseFaultSpec, model: str) -> Iterator[dict[str, int]]:
+    """Seed 003's loop ``spec`` replayed through ``model`` trial by trial: each trial's
+    event totals (:func:`totals_between` over that trial's operations), in trial order.
+
+    One engine replays the whole trace, so stocks carry over from trial to trial as they
+    do in the kernel; the cgroup lines before the first trial are not counted.
+    """
+    trace, bounds = madvise_fault(spec), trial_bounds(spec)
+    engine = Engine(trace.cpus, model=model, events=True)
+    engine.feed(trace.ops[:bounds[0]])
+    before = engine.events().totals()
+    for t in range(spec.trials):
+        engine.feed(trace.ops[bounds[t]:bounds[t + 1]])
+        events = engine.events()
+        yield totals_between(before, events)
+        before = events.totals()

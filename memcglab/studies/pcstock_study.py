@@ -37,12 +37,11 @@ import numpy as np
 import pandas as pd
 
 from memcglab.cost import CostParams, coefficients
-from memcglab.engine import Engine
 from memcglab.hardware import load_profile
 from memcglab.layout import slot_scan_lines
 from memcglab.stats import judge, verdict_003, verdict_003_simulated
 from memcglab.studies import count_row
-from memcglab.studies.measure import lookup_slots, metrics, totals_between
+from memcglab.studies.measure import lookup_slots, metrics, trial_counts
 from memcglab.studies.pcstock_counts import ALTERNATIVES, count_runs, scenarios
 from memcglab.studies.pcstock_counts import counts as netperf_counts
 from memcglab.studies.pcstock_predict import (
@@ -51,7 +50,7 @@ from memcglab.studies.pcstock_predict import (
     predict_netperf,
 )
 from memcglab.uncertainty import UncertainResult, summarise
-from memcglab.workloads import MadviseFaultSpec, madvise_fault, trial_bounds
+from memcglab.workloads import MadviseFaultSpec
 
 __all__ = ["BEFORE", "AFTER", "MADVISE", "NETPERF", "DEFAULT_SCENARIO", "PcstockParams",
            "run", "run_madvise", "run_netperf", "samples", "verdict", "intervals",
@@ -155,17 +154,8 @@ def _coef(counted: dict, model: str) -> np.ndarray:
 
 def _trials(p: PcstockParams, cgroups: int, model: str) -> list[dict]:
     """Replay the loop trial by trial; one row of metrics per trial."""
-    spec = p.madvise_spec(cgroups)
-    trace, bounds = madvise_fault(spec), trial_bounds(spec)
-    engine = Engine(trace.cpus, model=model, events=True)
-    engine.feed(trace.ops[:bounds[0]])  # the cgroup lines
-    before = engine.events().totals()
     rows = []
-    for t in range(spec.trials):
-        engine.feed(trace.ops[bounds[t]:bounds[t + 1]])
-        events = engine.events()
-        counted = totals_between(before, events)
-        before = events.totals()
+    for t, counted in enumerate(trial_counts(p.madvise_spec(cgroups), model)):
         m = metrics(counted, model, params=p.cost)
         cycles = (m["cycles_per_op"] + p.fault_cycles) * m["charges"]
         rows.append({"workload": MADVISE, "cgroups": cgroups, "sample": t, "model": model,

@@ -19,10 +19,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from memcglab.engine import Engine
 from memcglab.stats import verdict_003_simulated
-from memcglab.studies.measure import metrics, totals_between
-from memcglab.workloads import MadviseFaultSpec, madvise_fault, trial_bounds
+from memcglab.studies.measure import metrics, trial_counts
+from memcglab.workloads import MadviseFaultSpec
 
 __all__ = ["BEFORE", "AFTER", "run", "tost", "trials"]
 
@@ -33,16 +32,8 @@ def trials(spec: MadviseFaultSpec, model: str, fault_cycles: float = 2500.0,
            cpu_hz: float = 2.5e9) -> list[dict]:
     """Replay ``spec``'s loop trial by trial through ``model``: one row per trial with
     :func:`memcglab.studies.measure.metrics` and ``trial_ms`` (CPU ms of its faults)."""
-    trace, bounds = madvise_fault(spec), trial_bounds(spec)
-    engine = Engine(trace.cpus, model=model, events=True)
-    engine.feed(trace.ops[:bounds[0]])  # the cgroup lines
-    before = engine.events().totals()
     rows = []
-    for t in range(spec.trials):
-        engine.feed(trace.ops[bounds[t]:bounds[t + 1]])
-        events = engine.events()
-        counted = totals_between(before, events)
-        before = events.totals()
+    for t, counted in enumerate(trial_counts(spec, model)):
         m = metrics(counted, model)
         ms = (m["cycles_per_op"] + fault_cycles) * m["charges"] / cpu_hz * 1e3
         rows.append({"cgroups": spec.cgroups, "sample": t, "model": model, **m,

@@ -16,6 +16,7 @@ from memcglab.studies.measure import (
     price,
     scan_lines,
     totals_between,
+    trial_counts,
 )
 from memcglab.trace import parse_text
 
@@ -83,3 +84,15 @@ def test_no_charges_is_a_clear_error():
         metrics(zero, "multi")
     with pytest.raises(ValueError, match="no charges"):
         price(zero, 1, 7)
+
+
+@pytest.mark.parametrize("model", ["multi", "pcstock", "pcstock-v4"])
+def test_trial_counts_add_up_to_the_whole_replay(model):
+    from memcglab.workloads import MadviseFaultSpec, madvise_fault
+
+    spec = MadviseFaultSpec(cpus=4, cgroups=3, region_pages=16, iterations=2, trials=3)
+    per_trial = list(trial_counts(spec, model))
+    whole = replay_compiled(madvise_fault(spec), model=model, events=True)[1].totals()
+    assert len(per_trial) == 3 and all(t["charges"] > 0 for t in per_trial)
+    for name in EVENT_NAMES:  # the cgroup lines before the first trial count no events
+        assert sum(t[name] for t in per_trial) == whole[name]
