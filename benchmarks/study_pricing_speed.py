@@ -113,8 +113,7 @@ def study2() -> Case:
         mixes = []
         for mix in (policy_study.NETPERF, *p.mixes):
             try:
-                # the study's own choice of a mix's replays and alternatives (private)
-                sub, alts = policy_verdict._mix_runs(runs, mix, p)
+                sub, alts = policy_verdict.mix_runs(runs, mix, p)
             except ValueError:
                 continue
             workload = policy_study.NETPERF if mix == policy_study.NETPERF else "synthetic"

@@ -36,8 +36,8 @@ from memcglab.studies.policy_study import NETPERF, PolicyParams, netperf_spec, t
 from memcglab.uncertainty import Alternative, UncertainResult
 from memcglab.workloads import netperf_rx
 
-__all__ = ["PolicyResults", "analyse", "mix_label", "verdict", "counts", "claims", "summary",
-           "conclusion"]
+__all__ = ["PolicyResults", "analyse", "mix_label", "mix_runs", "verdict", "counts", "claims",
+           "summary", "conclusion"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def _active(p: PolicyParams) -> pd.DataFrame:
                              by=tuple(NETPERF_ALTERNATIVES))
 
 
-def _mix_runs(runs: pd.DataFrame, mix: str, p: PolicyParams) -> tuple[pd.DataFrame, dict]:
+def mix_runs(runs: pd.DataFrame, mix: str, p: PolicyParams) -> tuple[pd.DataFrame, dict]:
     """One mix's replays of random and LRU at ``p.slots`` and its alternatives: netperf's,
     or a synthetic mix's active memcgs per CPU (over the slots) and CPU counts, each
     held at its middle option where an input is held fixed (break-even, tornado)."""
@@ -103,7 +103,7 @@ def analyse(runs: pd.DataFrame, p: PolicyParams) -> PolicyResults:
     priced, be = {}, {}
     for mix in (NETPERF, *p.mixes):
         try:
-            sub, alts = _mix_runs(runs, mix, p)
+            sub, alts = mix_runs(runs, mix, p)
         except ValueError:
             continue
         workload = NETPERF if mix == NETPERF else "synthetic"
