@@ -89,7 +89,11 @@ def _narrow(generic: Prior, s: Stat, ghz: float | None, what: str, source: str) 
     """A narrow prior around ``s`` (ns, or already in the prior's unit when ``ghz`` is None)."""
     c = s.scaled(ghz) if ghz else s
     ns = f"; {s.describe('ns')} at {ghz:.3f} GHz" if ghz else ""
-    p = generic.narrowed(_sig(c.median), c.half_iqr, source)
+    # With a handful of runs the quartiles can all land on one value although the runs
+    # differ; a point prior would then claim an exactness the runs do not have, so the
+    # spread falls back to half their min-max range.
+    spread = c.half_iqr if c.half_iqr > 0 else (c.hi - c.lo) / 2
+    p = generic.narrowed(_sig(c.median), spread, source)
     lo, hi = _sig(p.low, 6), _sig(p.high, 6)
     p = replace(p, low=lo, high=hi, shape=p.shape if lo < hi else "point",
                 note=f"{what}: median {c.describe(generic.unit)}{ns}")

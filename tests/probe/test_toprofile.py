@@ -49,6 +49,14 @@ def test_measured_values_become_narrow_priors_in_cycles():
     assert "0.5 ns" not in atomic.note and "10 ns" in atomic.note
 
 
+def test_collapsed_quartiles_fall_back_to_the_runs_range():
+    # five runs whose quartiles all equal the median, yet the runs differ: not a point
+    r = _result(PAIRS, {1: 5.0, 2: 50.0})
+    r = replace(r, local_ns={**r.local_ns, "l1": Stat.of([1.9, 2.0, 2.0, 2.0, 2.1])})
+    l1 = to_profile(r, topo=TWO_SOCKETS).priors["l1_hit"]    # ns x 2 GHz
+    assert (l1.low, l1.typical, l1.high, l1.shape) == (3.8, 4.0, 4.2, "triangular")
+
+
 def test_pairs_are_split_by_socket_and_smt_siblings_left_out():
     p = to_profile(_result(PAIRS, {1: 5.0, 2: 50.0}), topo=TWO_SOCKETS)
     # no two different cores share a socket here, so only SMT pairs are within one;
