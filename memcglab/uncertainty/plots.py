@@ -46,11 +46,14 @@ def sensitivity_figure(result: UncertainResult, quantity: str, top: int = 10):
             ax1.annotate("no effect", (base, y), xytext=(4, 0), textcoords="offset points",
                          va="center", fontsize=8, color="0.4")
             continue
-        for val, lab, c in ((r.y_low, r.at_low, pal[0]), (r.y_high, r.at_high, pal[1])):
+        # both ends on one side of the typical value: stack their labels, else they overlap
+        same_side = (r.y_low >= base) == (r.y_high >= base)
+        for val, lab, c, dy in ((r.y_low, r.at_low, pal[0], -4), (r.y_high, r.at_high, pal[1], 4)):
             ax1.barh(y, val - base, left=base, color=c, height=0.6)
-            ax1.annotate(lab, (val, y), xytext=(3 if val >= base else -3, 0),
+            ax1.annotate(lab, (val, y), xytext=(3 if val >= base else -3, dy if same_side else 0),
                          textcoords="offset points", va="center",
                          ha="left" if val >= base else "right", fontsize=8)
+    ax1.margins(x=0.15)  # room for the end labels inside the axes
     ax1.axvline(base, color="0.3", lw=1)
     ax1.set_yticks(pos, ylab)
     ax1.set_xlabel(f"{quantity} ({result.unit})" if result.unit else quantity)
