@@ -15,9 +15,10 @@ repeated runs with its interquartile range. The result is a machine profile
 (``memcglab.hardware``) whose measured values are narrow priors, written atomically
 to ``--out``, and the pair heatmap beside it (``OUT-c2c.png``).
 
-A user error (no compiler, fewer than two CPUs, a bad ``--cpus`` list) exits with
-status 2 and one line on stderr; a measurement outside the plausible range of its
-parameter (a machine too busy to measure) exits with status 1, writing nothing.
+A user error (no compiler, fewer than two CPUs, a bad ``--cpus`` list, an ``--out``
+that is a directory or cannot be written) exits with status 2 and one line on stderr;
+a measurement outside the plausible range of its parameter (a machine too busy to
+measure) exits with status 1, writing nothing.
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not out.parent.is_dir():
         return _fail(f"--out {out}: directory {out.parent} does not exist")
+    if out.is_dir():
+        return _fail(f"--out {out}: is a directory; give a file name such as {out / 'probe.toml'}")
     t0 = time.monotonic()
     bar = tqdm(total=total_lines(len(cpus), plan), unit="run", desc="probe",
                disable=args.no_progress, file=sys.stderr)
@@ -129,9 +132,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"memcglab probe: error: a measurement is implausible (a very busy machine?): "
               f"{e}", file=sys.stderr)
         return 1
-    atomic_write(out, lambda f: f.write(profile.to_toml().encode()))
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", out.stem).lstrip("._-") or "probe"
-    png = heatmap_png(result, out.parent / f"{stem}-c2c")
+    try:
+        atomic_write(out, lambda f: f.write(profile.to_toml().encode()))
+        png = heatmap_png(result, out.parent / f"{stem}-c2c")
+    except OSError as e:
+        return _fail(f"--out {out}: cannot write ({e.strerror or e})")
     c = profile.cost_params()
     print(f"wrote {out} and {png} in {time.monotonic() - t0:.1f} s: core clock "
           f"{result.core_ghz.median:.2f} GHz; l1_hit {c.l1_hit:.1f}, percpu_rmw "

@@ -105,3 +105,30 @@ def test_a_compiler_that_fails_is_reported(tmp_path, capsys):
     assert _run("--quick", "--out", str(tmp_path / "x.toml"), "--cc", "false") == 2
     (line,) = _errors(capsys)
     assert "false could not build the probe" in line
+
+
+def test_out_directory_fails_before_measuring(tmp_path, capsys):
+    # "--cc no-such-cc" would fail at compile time: the directory error must come first
+    assert _run("--quick", "--out", str(tmp_path), "--cc", "no-such-cc") == 2
+    (line,) = _errors(capsys)
+    assert f"--out {tmp_path}: is a directory; give a file name such as" in line
+    assert str(tmp_path / "probe.toml") in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unwritable_out_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    import errno
+
+    def no_space(path, write):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(cli, "compile_bench", lambda tmp, cc: tmp / "bench")
+    monkeypatch.setattr(cli, "measure", lambda exe, cpus, plan, progress: object())
+    monkeypatch.setattr(cli, "to_profile", lambda result, name: object())
+    monkeypatch.setattr(cli, "atomic_write", no_space)
+    out = tmp_path / "x.toml"
+    assert _run("--quick", "--out", str(out), "--cpus", "0,1") == 2
+    (line,) = _errors(capsys)
+    assert line == (f"memcglab probe: error: --out {out}: cannot write "
+                    f"({os.strerror(errno.ENOSPC)})")
+    assert list(tmp_path.iterdir()) == []
