@@ -305,6 +305,8 @@ class HistoryParams:
                              "and 2^30")
         if not self.large_shares or any(not 0 <= x <= 1 for x in self.large_shares):
             raise ValueError(f"large_shares={self.large_shares}: need fractions in [0, 1]")
+        if self.large_bytes < 1:
+            raise ValueError(f"large_bytes={self.large_bytes}: must be >= 1")
 
     @classmethod
     def from_notebook(cls, quick: bool = False, seed: int = 0, leak_messages: int = 20_000,
@@ -312,6 +314,8 @@ class HistoryParams:
                       large_kib: int = 1024) -> HistoryParams:
         """From the notebook's parameters; ``quick`` cuts the mix to 20,000 messages and
         four shares (the leak replay is already small)."""
+        if not isinstance(large_kib, int) or isinstance(large_kib, bool) or large_kib < 1:
+            raise ValueError(f"large_kib={large_kib!r}: must be an integer >= 1")
         shares = (0.0, 0.25, 0.5, 1.0) if quick else cls.large_shares
         if quick:
             mix_messages = min(mix_messages, 20_000)

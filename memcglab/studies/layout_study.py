@@ -42,7 +42,7 @@ import pandas as pd
 from scipy import optimize
 
 from memcglab.cost import CostParams, throughput
-from memcglab.hardware import MachineProfile, load_profile
+from memcglab.hardware import MachineProfile, load_profile, profiles
 from memcglab.layout.catalogue import CATALOGUE, era_text, struct_layout
 from memcglab.layout.layout import CACHELINE
 from memcglab.layout.percpu import LOOKUP_FIELDS, lookup_lines, slot_table
@@ -293,10 +293,13 @@ class LayoutParams:
     slots: tuple[int, ...] = tuple(range(1, 33))
 
     def __post_init__(self) -> None:
-        if not 1 <= self.seeds <= 100:
-            raise ValueError(f"seeds={self.seeds}: must be between 1 and 100")
-        if not 1 <= self.sweep_seeds <= 100:
-            raise ValueError(f"sweep_seeds={self.sweep_seeds}: must be between 1 and 100")
+        for name in ("seeds", "sweep_seeds"):
+            value = getattr(self, name)
+            if not _is_int(value) or not 1 <= value <= 100:
+                raise ValueError(f"{name}={value!r}: must be an integer between 1 and 100")
+        if self.profile not in profiles():
+            raise ValueError(f"profile={self.profile!r}: unknown; valid: "
+                             f"{', '.join(profiles())}")
         if not self.cpu_hz > 0:
             raise ValueError(f"cpu_hz={self.cpu_hz}: must be > 0 (cycles per second)")
         if len(self.reads) < 2 or min(self.reads) <= 0:
@@ -305,8 +308,8 @@ class LayoutParams:
         if lo > READ_RANGE.low or hi < READ_RANGE.high:
             raise ValueError(f"reads={self.reads}: must span the derived range "
                              f"[{READ_RANGE.low:.3g}, {READ_RANGE.high:.3g}] loads per event")
-        if self.samples < 2 or self.samples & (self.samples - 1):
-            raise ValueError(f"samples={self.samples}: must be a power of 2 (e.g. 1024)")
+        if not _is_int(self.samples) or self.samples < 2 or self.samples & (self.samples - 1):
+            raise ValueError(f"samples={self.samples!r}: must be a power of 2 (e.g. 1024)")
 
     @classmethod
     def from_notebook(cls, quick: bool = False, seeds: int = 5, duration: float = 0.05,
@@ -323,6 +326,10 @@ class LayoutParams:
         return cls(stream=MremapPageoutSpec(duration=duration), seeds=seeds, cpu_hz=cpu_hz,
                    cost=CostParams(c2c_transfer=c2c_cycles), profile=profile,
                    samples=samples, **kw)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
 @dataclass

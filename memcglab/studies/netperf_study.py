@@ -52,7 +52,15 @@ class NetperfParams:
 
     @classmethod
     def from_notebook(cls, quick: bool = False, output_dir: str = "") -> NetperfParams:
-        """From the notebook's parameters."""
+        """From the notebook's parameters; ``quick`` must be True or False.
+
+        >>> NetperfParams.from_notebook(quick="no")
+        Traceback (most recent call last):
+        ...
+        ValueError: quick='no': must be True or False
+        """
+        if not isinstance(quick, bool | np.bool_):
+            raise ValueError(f"quick={quick!r}: must be True or False")
         return cls(quick=bool(quick), output_dir=output_dir)
 
     @property

@@ -144,6 +144,10 @@ def test_params_validate_and_quick_shrinks_the_mix():
         hs.HistoryParams(large_shares=(0.5, 2.0))
     with pytest.raises(ValueError, match="tenant_max_pages=0"):
         hs.HistoryParams(tenant_max_pages=0)
+    with pytest.raises(ValueError, match="large_kib=0: must be an integer >= 1"):
+        hs.HistoryParams.from_notebook(large_kib=0)
+    with pytest.raises(ValueError, match="large_bytes=0: must be >= 1"):
+        hs.HistoryParams(large_bytes=0)
 
 
 @pytest.fixture(scope="module")

@@ -104,6 +104,18 @@ def test_params_validate_and_quick_shrinks():
         ls.LayoutParams(samples=1000)
 
 
+@pytest.mark.parametrize("kwargs, match", [
+    ({"profile": "no-such-box"}, "profile='no-such-box': unknown; valid: .*seed004-176cpu"),
+    ({"seeds": "3"}, "seeds='3': must be an integer between 1 and 100"),
+    ({"seeds": 2.5}, "seeds=2.5: must be an integer between 1 and 100"),
+    ({"sweep_seeds": 0}, "sweep_seeds=0: must be an integer between 1 and 100"),
+    ({"samples": 256.0}, "samples=256.0: must be a power of 2"),
+])
+def test_params_name_the_bad_input_before_running(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ls.LayoutParams(**kwargs)
+
+
 @pytest.fixture(scope="module")
 def results():
     p = ls.LayoutParams(stream=SMALL, seeds=2, reads=(READ_RANGE.low, 20.0, READ_RANGE.high),

@@ -132,3 +132,13 @@ def test_the_registered_priors_are_the_machine_profiles():
                                                            hw.shape), (
             f"{pr.name}: data/hardware now differs from study 1's registration; the study "
             "keeps the registered values until it is registered again")
+
+
+@pytest.mark.parametrize("quick", ["no", "False", 0, 1, None])
+def test_quick_must_be_a_bool(quick):
+    with pytest.raises(ValueError, match=f"quick={quick!r}: must be True or False"):
+        netperf_study.NetperfParams.from_notebook(quick=quick)
+
+
+def test_quick_accepts_numpy_bools():
+    assert netperf_study.NetperfParams.from_notebook(quick=np.bool_(True)).quick is True
