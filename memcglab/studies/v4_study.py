@@ -107,8 +107,11 @@ class V4Params:
         if missing or not self.machines:
             raise ValueError(f"machines={self.machines}: unknown {missing}; valid: "
                              f"{', '.join(known)}")
-        if not 1 <= self.seeds <= 100:
-            raise ValueError(f"seeds={self.seeds}: must be between 1 and 100")
+        if not isinstance(self.seeds, int) or isinstance(self.seeds, bool) \
+                or not 1 <= self.seeds <= 100:
+            raise ValueError(f"seeds={self.seeds!r}: must be an integer between 1 and 100")
+        if not self.memory_max_mib > 0:
+            raise ValueError(f"memory_max_mib={self.memory_max_mib}: must be > 0 (MiB)")
         if not _power_of_two(self.samples):
             raise ValueError(f"samples={self.samples}: must be a power of 2 >= 2 (Sobol)")
         if not 1000 <= self.size <= 10_000_000:
