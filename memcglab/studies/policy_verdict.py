@@ -175,8 +175,8 @@ def claims(r: PolicyResults, v: pd.DataFrame, p: PolicyParams) -> list[dict]:
             f"random's throughput advantage {res.median:+.3f}% [90% interval {res.low:+.3f}, "
             f"{res.high:+.3f}] at {p.slots} slots; hardware priors of {p.profile}, work "
             f"outside memcg from its prior, modelling alternatives and {p.seeds} seeds "
-            "jointly; LRU pays its recency writes, lines and victim search",
-            f"{row['verdict']}: {row['reason']}",
+            f"jointly; LRU pays its recency writes, lines and victim search; {row['reason']}",
+            str(row["verdict"]),
             kind="priced", estimate=res.median, low=res.low, high=res.high, unit="%",
             p_holds=res.p_holds, driver=res.driver,
             driver_st=float(st) if math.isfinite(st) else None,

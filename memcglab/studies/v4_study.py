@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from memcglab.hardware import MachineProfile, load_profile, profiles
+from memcglab.results import write_parquet_atomic
 from memcglab.studies import count_row
 from memcglab.studies import v4_madvise as mad
 from memcglab.studies.v4_counts import CASES, COMPARED, count_runs
@@ -215,7 +217,8 @@ def write_predictions(results: dict, output_dir: str | Path) -> pd.DataFrame:
     frame = predictions_frame(results)
     if output_dir:
         Path(output_dir).mkdir(parents=True, exist_ok=True)
-        frame.to_parquet(Path(output_dir) / PREDICTIONS_FILE, index=False)
+        write_parquet_atomic(Path(output_dir) / PREDICTIONS_FILE,
+                             pa.Table.from_pandas(frame, preserve_index=False))
     return frame
 
 

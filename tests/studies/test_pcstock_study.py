@@ -149,7 +149,9 @@ def test_priced_madvise_at_the_study_costs_is_the_trial_time_ratio(done):
 def test_claims_judge_the_band_and_predict_the_rest(done):
     df, v, preds = done
     rows = check_claims(claims_text.claims(v, preds, SMALL))
-    assert tuple(rows[0]) == CLAIM_KEYS
+    # the simulated TOST carries seed noise only: an exact-count row with no rules word
+    assert set(rows[0]) == {*CLAIM_KEYS, "kind"} and rows[0]["kind"] == "count-derived"
+    assert "no rules verdict" in rows[0]["verdict"] and rows[0]["verdict"] not in VERDICTS
     judged = study.judged(preds, SMALL)
     for c, row in zip(SMALL.cgroups, rows[1:3], strict=True):
         assert row["kind"] == "priced" and row["verdict"] == judged[c].word
