@@ -171,8 +171,12 @@ def test_quick_study_end_to_end(tmp_path):
     stale_runs, series = v4_study.stale(p)
     trials, tost = v4_study.madvise(p)
     claims = check_claims(v4_claims.claims(results, stale_runs, tost, p))
-    assert [claim_kind(c) for c in claims] == ["structural", "priced", "priced",
+    assert [claim_kind(c) for c in claims] == ["count-derived", "priced", "priced",
                                                "count-derived"]
+    # priced rows carry the pre-registered rules' words, never a word of their own
+    assert all(c["verdict"] in ("reproduced", "refuted", "undetermined")
+               for c in claims if claim_kind(c) == "priced")
+    assert "no rules verdict" in claims[0]["verdict"]
     check_counts(v4_study.count_rows(rates, stale_runs))
     text = v4_claims.conclusion(results, stale_runs, tost, p)
     assert "tcp_rr" in text and "madvise" in text
