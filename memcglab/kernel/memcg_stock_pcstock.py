@@ -33,10 +33,31 @@ from memcglab.kernel.page_counter_stock import (
 )
 from memcglab.kernel.percpu import LocalTrylock
 
-__all__ = ["PageCounterStockCharge"]
+__all__ = ["CounterStockViews", "PageCounterStockCharge"]
 
 
-class PageCounterStockCharge(MemcgCharge):
+class CounterStockViews:
+    """What the replay reads of per-page_counter stocks (the RFC's and v4's alike).
+
+    Not a kernel port: the replay's view of ``memcg->memory.stock`` on every CPU,
+    for the conservation check and the ``stocks`` output (pcstock's dict form).
+    """
+
+    def stocked_pages(self) -> dict[int, int]:
+        """Pages in each memcg's memory-counter stocks, summed over CPUs."""
+        return {m.id: sum(s.nr_pages for s in m.memory.stock)
+                for m in self.memcgs.values() if m.memory.stock is not None}
+
+    def stocks_json(self) -> list:
+        """Per CPU, ``{"MEMCG": nr_pages}`` for every non-zero stock (replay contract)."""
+        out = []
+        for cpu in range(self.nr_cpus):
+            out.append({str(m.id): m.memory.stock[cpu].nr_pages for m in self.memcgs.values()
+                        if m.memory.stock is not None and m.memory.stock[cpu].nr_pages})
+        return out
+
+
+class PageCounterStockCharge(CounterStockViews, MemcgCharge):
     """The RFC's charge path: per-page_counter, per-CPU stocks of up to ``batch`` pages."""
 
     kernel_version = "RFC 2026-04-10 (Joshua Hahn, page_counter stock, patches 1-8)"
@@ -100,10 +121,6 @@ class PageCounterStockCharge(MemcgCharge):
         return [m.memory.stock[cpu].lock for m in self.memcgs.values()
                 if m.memory.stock is not None]
 
-    def stocked_pages(self) -> dict[int, int]:
-        return {m.id: sum(s.nr_pages for s in m.memory.stock)
-                for m in self.memcgs.values() if m.memory.stock is not None}
-
     def slot_violation(self) -> str | None:
         for m in self.memcgs.values():
             for cpu, s in enumerate(m.memory.stock or ()):
@@ -111,10 +128,3 @@ class PageCounterStockCharge(MemcgCharge):
                     return f"cpu {cpu} stock of memcg {m.id} holds {s.nr_pages} pages " \
                            f"(batch {self.batch})"
         return None
-
-    def stocks_json(self) -> list:
-        out = []
-        for cpu in range(self.nr_cpus):
-            out.append({str(m.id): m.memory.stock[cpu].nr_pages for m in self.memcgs.values()
-                        if m.memory.stock is not None and m.memory.stock[cpu].nr_pages})
-        return out

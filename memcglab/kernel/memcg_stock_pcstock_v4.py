@@ -32,6 +32,7 @@ charge attempt (:meth:`MemcgCharge.reclaim_retry`). The page_counter side lives 
 
 from __future__ import annotations
 
+from memcglab.kernel.memcg_stock_pcstock import CounterStockViews
 from memcglab.kernel.memcontrol import (
     GFP_KERNEL,
     ChargeRetry,
@@ -51,7 +52,7 @@ from memcglab.kernel.page_counter_stock_v4 import (
 __all__ = ["PageCounterStockV4Charge", "GFP_KERNEL"]
 
 
-class PageCounterStockV4Charge(MemcgCharge):
+class PageCounterStockV4Charge(CounterStockViews, MemcgCharge):
     """v4's charge path: one lock-free ``atomic_t`` stock per CPU per memory counter."""
 
     kernel_version = "v4 2026-06-23 (Joshua Hahn, page_counter stock, patches 1-5)"
@@ -145,10 +146,6 @@ class PageCounterStockV4Charge(MemcgCharge):
         """No locks: every stock access is atomic, so ``nested`` changes nothing (V8)."""
         return []
 
-    def stocked_pages(self) -> dict[int, int]:
-        return {m.id: sum(s.nr_pages for s in m.memory.stock)
-                for m in self.memcgs.values() if m.memory.stock is not None}
-
     def slot_violation(self) -> str | None:
         """The first stock outside ``[0, batch - 1]`` (contract V9), described."""
         for m in self.memcgs.values():
@@ -157,10 +154,3 @@ class PageCounterStockV4Charge(MemcgCharge):
                     return f"cpu {cpu} stock of memcg {m.id} holds {s.nr_pages} pages " \
                            f"(batch {self.batch}, at most {self.batch - 1})"
         return None
-
-    def stocks_json(self) -> list:
-        out = []
-        for cpu in range(self.nr_cpus):
-            out.append({str(m.id): m.memory.stock[cpu].nr_pages for m in self.memcgs.values()
-                        if m.memory.stock is not None and m.memory.stock[cpu].nr_pages})
-        return out
