@@ -1,0 +1,11 @@
+"""Validation: the development set, calibration from data, and the scoreboard.
+
+* :mod:`memcglab.validation.devset` loads the published before/after measurements of
+  ``data/validation/`` (with their provenance) and the scenario files beside them;
+* :mod:`memcglab.validation.calibrate` fits, jointly over the development set, the few
+  inputs no datasheet gives, keeping their uncertainty (a Laplace approximation);
+* :mod:`memcglab.validation.scoreboard` predicts every case leave-one-source-out and
+  scores the predictions and three baselines (``memcglab validate``).
+
+This layer and :mod:`memcglab.stats` are the only readers of measured values.
+"""
