@@ -49,7 +49,7 @@ __all__ = ["MachineProfile", "hardware_dir", "load_priors", "load_curves",
            "load_profile", "profiles"]
 
 _FACTS = ("cpus", "sockets", "cores", "smt", "ghz")
-_FACTS_OPTIONAL = ("model", "memory_gb", "inferred", "source", "note")
+_FACTS_OPTIONAL = ("model", "memory_gb", "inferred", "source", "note", "family")
 _WHICH = ("low", "typical", "high")
 
 
@@ -119,6 +119,8 @@ class MachineProfile:
     curves: dict[str, Curve]
     overrides: frozenset[str] = field(default=frozenset(), compare=False)
     model: str = ""
+    #: the scenario contract's machine family (data/hardware/families.toml)
+    family: str = "generic"
     memory_gb: float | None = None
     inferred: tuple[str, ...] = ()
     source: str = ""
@@ -160,6 +162,8 @@ class MachineProfile:
                                    "cores": self.cores, "smt": self.smt, "ghz": self.ghz}
         if self.model:
             machine["model"] = self.model
+        if self.family != "generic":
+            machine["family"] = self.family
         if self.memory_gb is not None:
             machine["memory_gb"] = self.memory_gb
         machine |= {"inferred": list(self.inferred), "source": self.source}
@@ -202,6 +206,13 @@ def _machine(file: object, m: Any) -> dict[str, Any]:
     f["model"] = text(file, "machine.model", m.get("model", ""), empty_ok=True)
     f["source"] = text(file, "machine.source", m.get("source", ""))
     f["note"] = text(file, "machine.note", m.get("note", ""), empty_ok=True)
+    if "family" in m:
+        from memcglab.hardware.families import families
+
+        if m["family"] not in families():
+            raise HardwareDataError(file, "machine.family", f"={m['family']!r}: valid: "
+                                    f"{', '.join(families())}")
+        f["family"] = m["family"]
     if "memory_gb" in m:
         f["memory_gb"] = number(file, "machine.memory_gb", m["memory_gb"])
     return f
@@ -230,6 +241,10 @@ def load_profile(name_or_path: str | Path, directory: Path | None = None) -> Mac
     facts = _machine(path, doc["machine"])
     own_priors, own_curves = _sections(path, doc)
     _, priors, curves = _generic(directory)
+    if facts.get("family", "generic") != "generic":
+        from memcglab.hardware.families import load_family
+
+        priors |= load_family(facts["family"]).priors
     priors |= own_priors
     curves |= own_curves
     for k, pname in (("ghz", "cpu_ghz"), ("smt", "smt_per_core")):
