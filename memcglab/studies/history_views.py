@@ -17,7 +17,7 @@ import seaborn as sns
 
 from memcglab.published import load, quote
 from memcglab.studies import claim_row, count_row
-from memcglab.studies.figures import MODEL_PALETTE, new_figure
+from memcglab.studies.common.figures import MODEL_PALETTE, new_figure
 from memcglab.studies.history_study import BATCH_DEMO, FIX2_DEMO, HistoryResults
 from memcglab.trace import OP_CHARGE, OP_UNCHARGE, parse_text
 

@@ -23,7 +23,7 @@ from memcglab.layout.layout import CACHELINE
 from memcglab.published import quote
 from memcglab.stats.verdicts import verdict_004_rules
 from memcglab.studies import claim_row, count_row
-from memcglab.studies.figures import new_figure
+from memcglab.studies.common.figures import new_figure
 from memcglab.studies.layout_pricing import ceiling, poisson_estimate
 from memcglab.studies.layout_study import (
     ERAS_004,

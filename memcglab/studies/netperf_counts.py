@@ -29,7 +29,7 @@ from memcglab.cost import CostParams, cycles_per_op
 from memcglab.engine import replay_compiled
 from memcglab.hardware import load_profile
 from memcglab.queueing import ChargePathLoad, line_counts, trace_parents
-from memcglab.studies.measure import lookup_slots, metrics, scan_lines
+from memcglab.studies.common.measure import lookup_slots, metrics, scan_lines
 from memcglab.studies.netperf_prereg import Study01Prereg
 from memcglab.workloads import NetperfRxSpec, netperf_rx
 

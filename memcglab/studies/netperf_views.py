@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from memcglab.studies.figures import MODEL_PALETTE, new_figure
+from memcglab.studies.common.figures import MODEL_PALETTE, new_figure
 from memcglab.studies.netperf_score import Study01Verdict, diagnosis
 from memcglab.uncertainty import sensitivity_figure
 

@@ -41,7 +41,7 @@ from memcglab.hardware import load_profile
 from memcglab.layout import slot_scan_lines
 from memcglab.stats import judge, verdict_003, verdict_003_simulated
 from memcglab.studies import count_row
-from memcglab.studies.measure import lookup_slots, metrics, trial_counts
+from memcglab.studies.common.measure import lookup_slots, metrics, trial_counts
 from memcglab.studies.pcstock_counts import ALTERNATIVES, count_runs, scenarios
 from memcglab.studies.pcstock_counts import counts as netperf_counts
 from memcglab.studies.pcstock_predict import (

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import seaborn as sns
 
-from memcglab.studies.figures import MODEL_PALETTE, new_figure
+from memcglab.studies.common.figures import MODEL_PALETTE, new_figure
 from memcglab.studies.pcstock_study import MADVISE, NETPERF, PcstockParams, intervals
 from memcglab.uncertainty import UncertainResult
 

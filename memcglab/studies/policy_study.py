@@ -46,7 +46,7 @@ from memcglab.events import EVENT_NAMES
 from memcglab.hardware import profiles
 from memcglab.kernel.victim import POLICIES
 from memcglab.models import MODELS
-from memcglab.studies.measure import metrics, scan_lines
+from memcglab.studies.common.measure import metrics, scan_lines
 from memcglab.studies.policy_layout import DEFAULT_LAYOUT
 from memcglab.studies.policy_pricing import NETPERF_ALTERNATIVES, coefficient_frame
 from memcglab.workloads import NetperfRxSpec, SyntheticSpec, netperf_rx, synthetic
@@ -233,7 +233,7 @@ def _netperf(p: PolicyParams) -> list[dict]:
 
 def run(p: PolicyParams) -> pd.DataFrame:
     """Every replay of the study, one row each: the configuration, the metrics of
-    :func:`memcglab.studies.measure.metrics` (``cycles_per_op`` at the typical costs,
+    :func:`memcglab.studies.common.measure.metrics` (``cycles_per_op`` at the typical costs,
     the charge path alone) and every event total (``ev_<name>``).
 
     LRU's ``cycles_per_op`` also pays what :mod:`memcglab.studies.policy_pricing` adds

@@ -11,7 +11,7 @@ import pandas as pd
 import seaborn as sns
 
 from memcglab.published import load
-from memcglab.studies.figures import POLICY_PALETTE, new_figure
+from memcglab.studies.common.figures import POLICY_PALETTE, new_figure
 from memcglab.studies.policy_study import NETPERF, PolicyParams, second_line
 from memcglab.studies.policy_verdict import PolicyResults, mix_label
 from memcglab.uncertainty import sensitivity_figure

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from memcglab.stats import verdict_003_simulated
-from memcglab.studies.measure import metrics, trial_counts
+from memcglab.studies.common.measure import metrics, trial_counts
 from memcglab.workloads import MadviseFaultSpec
 
 __all__ = ["BEFORE", "AFTER", "run", "tost", "trials"]
@@ -31,7 +31,7 @@ BEFORE, AFTER = "multi", "pcstock-v4"
 def trials(spec: MadviseFaultSpec, model: str, fault_cycles: float = 2500.0,
            cpu_hz: float = 2.5e9) -> list[dict]:
     """Replay ``spec``'s loop trial by trial through ``model``: one row per trial with
-    :func:`memcglab.studies.measure.metrics` and ``trial_ms`` (CPU ms of its faults)."""
+    :func:`memcglab.studies.common.measure.metrics` and ``trial_ms`` (CPU ms of its faults)."""
     rows = []
     for t, counted in enumerate(trial_counts(spec, model)):
         m = metrics(counted, model)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from memcglab.studies.figures import MODEL_PALETTE, new_figure
+from memcglab.studies.common.figures import MODEL_PALETTE, new_figure
 from memcglab.studies.staleness import CLOSE_FRACTION, PAGE_MIB
 
 __all__ = ["counts_figure", "memcg_figure", "predictions_figure", "stale_figure",

@@ -14,7 +14,7 @@ from memcglab.studies import check_claims, check_counts
 from memcglab.studies import policy_study as study
 from memcglab.studies import policy_verdict as pv
 from memcglab.studies import policy_views as views
-from memcglab.studies.measure import metrics, scan_lines
+from memcglab.studies.common.measure import metrics, scan_lines
 
 SMALL = study.PolicyParams(policy="rr", slots=7, actives=(2, 9), mixes=("uniform", "bursty"),
                            cpus=(1, 3), seeds=2, charges_per_cpu=300,

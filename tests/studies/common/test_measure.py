@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from memcglab.cost import CostParams, cycles_per_op
 from memcglab.engine import replay_compiled
 from memcglab.events import EVENT_NAMES, ChargeEvents
-from memcglab.studies.measure import (
+from memcglab.studies.common.measure import (
     lookup_slots,
     measure,
     metrics,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memcglab.studies import text as T
+from memcglab.studies.common import text as T
 
 
 def test_small_helpers():
