@@ -1,0 +1,1 @@
+"""memcglab predict: the scenario contract."""

@@ -1,0 +1,278 @@
+"""A scenario file (the scenario contract): parsed, checked, every default filled in.
+
+A scenario describes one published-style experiment: a benchmark on a machine, in a
+cgroup layout, run on two kernels, ``base`` and ``new`` (``docs/scenario-contract.md``).
+:func:`load_scenario` reads one TOML file into a frozen :class:`Scenario`; a bad file
+raises :class:`ScenarioError` whose text is the contract's one line
+``SCENARIO: key: what is wrong (valid: ...)``. Nothing is simulated here, so a bad file
+fails before any work starts.
+
+>>> import pathlib, tempfile
+>>> f = pathlib.Path(tempfile.mkdtemp()) / "rr.toml"
+>>> _ = f.write_text('''schema = 1
+... name = "netperf TCP_RR"
+... [machine]
+... profile = "lkp-2s-224t-spr"
+... [workload]
+... family = "netperf"
+... test = "TCP_RR"
+... instances = 448
+... [base]
+... model = "multi"
+... [new]
+... model = "pcstock-v4"
+... ''')
+>>> s = load_scenario(f)
+>>> s.cgroups.layout, s.cgroups.depth, s.workload.keys["rr_size"], s.base.batch
+('lkp', 2, 1, 64)
+>>> _ = f.write_text(f.read_text().replace('"TCP_RR"', '"TCP_XX"'))
+>>> load_scenario(f)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+memcglab.scenario.spec.ScenarioError: .../rr.toml: workload.test: 'TCP_XX' is not a netperf ...
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memcglab.scenario.keys import (
+    DESIGN_KEYS,
+    FAMILIES,
+    LAYOUTS,
+    MACHINE_FAMILIES,
+    MODEL_NAMES,
+    WORKLOAD_TESTS,
+    KeySpec,
+    workload_keys,
+)
+
+__all__ = ["Cgroups", "Design", "Machine", "Scenario", "ScenarioError", "Workload",
+           "load_scenario", "parse_scenario"]
+
+_TOP = {"schema": True, "name": True, "machine": True, "cgroups": False, "workload": True,
+        "base": True, "new": True}
+_INLINE = ("cpus", "sockets", "threads_per_core", "family")
+#: bounds of the inline machine facts (the trace format's 8192 CPUs; sockets as built)
+MAX_CPUS, MAX_SOCKETS, MAX_SMT, MAX_DEPTH = 8192, 32, 8, 16
+
+
+class ScenarioError(ValueError):
+    """A scenario file is wrong; ``str()`` is the contract's one-line message."""
+
+    def __init__(self, file: object, key: str, what: str, valid: str) -> None:
+        super().__init__(f"{file}: {key}: {what} (valid: {valid})")
+        self.file, self.key = str(file), key
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A shipped (or given) profile, or the inline facts of the contract."""
+
+    profile: str | None
+    cpus: int | None = None
+    sockets: int | None = None
+    threads_per_core: int | None = None
+    family: str | None = None
+    ghz: float | None = None
+
+
+@dataclass(frozen=True)
+class Cgroups:
+    """Where the benchmark's tasks are charged (the contract's cgroup layouts)."""
+
+    layout: str = "lkp"
+    depth: int = 2
+    protection: bool = False
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A benchmark test and its keys, every default filled in (``keys`` sorted by name)."""
+
+    family: str
+    test: str
+    keys: dict[str, Any]
+
+    def __hash__(self) -> int:
+        return hash((self.family, self.test, tuple(sorted(self.keys.items()))))
+
+
+@dataclass(frozen=True)
+class Design:
+    """One kernel: the replay model and the contract's design keys."""
+
+    model: str
+    batch: int = 64
+    slots: int = 7
+    refill: str = "always"
+    sk_reclaim: str = "eager"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One scenario file, checked."""
+
+    file: str
+    name: str
+    machine: Machine
+    cgroups: Cgroups
+    workload: Workload
+    base: Design
+    new: Design
+
+
+def _unknown(file: object, where: str, table: dict[str, Any], known: dict[str, Any]) -> None:
+    for k in table:
+        if k not in known:
+            key = f"{where}.{k}" if where else k
+            raise ScenarioError(file, key, "unknown key", ", ".join(known))
+
+
+def _table(file: object, doc: dict[str, Any], key: str) -> dict[str, Any]:
+    v = doc.get(key, {})
+    if not isinstance(v, dict):
+        raise ScenarioError(file, key, f"{v!r} is not a table", f"a [{key}] table")
+    return v
+
+
+def _check(file: object, key: str, spec: KeySpec, value: Any) -> Any:
+    problem = spec.problem(value)
+    if problem:
+        raise ScenarioError(file, key, f"{value!r} {problem}", spec.valid)
+    return value
+
+
+def _machine(file: object, m: dict[str, Any]) -> Machine:
+    known = {"profile": 1, **dict.fromkeys(_INLINE), "ghz": 1}
+    _unknown(file, "machine", m, known)
+    if "profile" in m:
+        extra = [k for k in m if k != "profile"]
+        if extra:
+            raise ScenarioError(file, f"machine.{extra[0]}", "given with a profile",
+                                "a profile alone, or the inline facts without one")
+        p = m["profile"]
+        if not isinstance(p, str) or not p:
+            raise ScenarioError(file, "machine.profile", f"{p!r} is not a profile name",
+                                "a file name under data/hardware/profiles/ or a path")
+        return Machine(profile=p)
+    for k in _INLINE:
+        if k not in m:
+            raise ScenarioError(file, f"machine.{k}", "missing",
+                                "a profile, or all of cpus, sockets, threads_per_core, family")
+    for k, hi in (("cpus", MAX_CPUS), ("sockets", MAX_SOCKETS), ("threads_per_core", MAX_SMT)):
+        v = m[k]
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi:
+            raise ScenarioError(file, f"machine.{k}", f"{v!r} is out of range",
+                                f"an integer from 1 to {hi}")
+    if m["family"] not in MACHINE_FAMILIES:
+        raise ScenarioError(file, "machine.family", f"{m['family']!r} is unknown",
+                            ", ".join(MACHINE_FAMILIES))
+    if m["cpus"] % (m["sockets"] * m["threads_per_core"]):
+        raise ScenarioError(file, "machine.cpus", f"{m['cpus']} is not a multiple of "
+                            "sockets x threads_per_core", "cpus = sockets x cores x threads")
+    ghz = m.get("ghz")
+    if ghz is not None and (isinstance(ghz, bool) or not isinstance(ghz, int | float)
+                            or not 0.2 <= ghz <= 8.0):
+        raise ScenarioError(file, "machine.ghz", f"{ghz!r} is out of range",
+                            "a number from 0.2 to 8 (GHz)")
+    return Machine(profile=None, cpus=m["cpus"], sockets=m["sockets"],
+                   threads_per_core=m["threads_per_core"], family=m["family"],
+                   ghz=None if ghz is None else float(ghz))
+
+
+def _cgroups(file: object, c: dict[str, Any]) -> Cgroups:
+    _unknown(file, "cgroups", c, {"layout": 1, "depth": 1, "protection": 1})
+    layout = c.get("layout", "lkp")
+    if layout not in LAYOUTS:
+        raise ScenarioError(file, "cgroups.layout", f"{layout!r} is unknown", ", ".join(LAYOUTS))
+    depth = c.get("depth", LAYOUTS[layout])
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
+        raise ScenarioError(file, "cgroups.depth", f"{depth!r} is out of range",
+                            f"an integer from 1 to {MAX_DEPTH}")
+    if layout == "per-instance" and depth < 2:
+        raise ScenarioError(file, "cgroups.depth", f"{depth} leaves no shared parent",
+                            "2 or more for per-instance (depth - 1 shared ancestors)")
+    protection = c.get("protection", False)
+    if not isinstance(protection, bool):
+        raise ScenarioError(file, "cgroups.protection", f"{protection!r} is not a boolean",
+                            "true, false")
+    return Cgroups(layout=layout, depth=depth, protection=protection)
+
+
+def _workload(file: object, w: dict[str, Any]) -> Workload:
+    family = w.get("family")
+    if family not in FAMILIES:
+        raise ScenarioError(file, "workload.family",
+                            "missing" if family is None else f"{family!r} is unknown",
+                            ", ".join(FAMILIES))
+    test = w.get("test")
+    if test not in WORKLOAD_TESTS[family]:
+        raise ScenarioError(file, "workload.test",
+                            "missing" if test is None else f"{test!r} is not a {family} test",
+                            ", ".join(WORKLOAD_TESTS[family]))
+    specs = workload_keys(family, test)
+    _unknown(file, "workload", w, {"family": 1, "test": 1, **specs})
+    keys: dict[str, Any] = {}
+    for k, spec in specs.items():
+        if k not in w and spec.required:
+            raise ScenarioError(file, f"workload.{k}", f"missing (required by {family} {test})",
+                                spec.valid)
+        keys[k] = _check(file, f"workload.{k}", spec, w.get(k, spec.default))
+    return Workload(family=family, test=test, keys=dict(sorted(keys.items())))
+
+
+def _design(file: object, which: str, d: dict[str, Any]) -> Design:
+    _unknown(file, which, d, {"model": 1, **DESIGN_KEYS})
+    if "model" not in d:
+        raise ScenarioError(file, f"{which}.model", "missing", ", ".join(MODEL_NAMES))
+    if d["model"] not in MODEL_NAMES:
+        raise ScenarioError(file, f"{which}.model", f"{d['model']!r} is unknown",
+                            ", ".join(MODEL_NAMES))
+    vals = {k: _check(file, f"{which}.{k}", s, d.get(k, s.default))
+            for k, s in DESIGN_KEYS.items()}
+    if d["model"].startswith("multi") and vals["batch"] > 127:
+        raise ScenarioError(file, f"{which}.batch", f"{vals['batch']} is too large for "
+                            f"{d['model']!r} (uint8_t nr_pages[]; BUILD_BUG_ON(MEMCG_CHARGE_"
+                            "BATCH > S8_MAX))", "1..127 for the multi* models")
+    return Design(model=d["model"], **vals)
+
+
+def parse_scenario(doc: dict[str, Any], file: object = "<scenario>") -> Scenario:
+    """Check a parsed TOML document against the contract; fill every default."""
+    _unknown(file, "", doc, _TOP)
+    for k, required in _TOP.items():
+        if required and k not in doc:
+            raise ScenarioError(file, k, "missing", "a scenario has schema, name, [machine], "
+                                "[workload], [base] and [new]")
+    if doc["schema"] != 1 or isinstance(doc["schema"], bool):
+        raise ScenarioError(file, "schema", f"{doc['schema']!r} is unsupported", "1")
+    name = doc["name"]
+    if not isinstance(name, str) or not name.strip():
+        raise ScenarioError(file, "name", f"{name!r} is not a non-empty string", "free text")
+    return Scenario(file=str(file), name=name,
+                    machine=_machine(file, _table(file, doc, "machine")),
+                    cgroups=_cgroups(file, _table(file, doc, "cgroups")),
+                    workload=_workload(file, _table(file, doc, "workload")),
+                    base=_design(file, "base", _table(file, doc, "base")),
+                    new=_design(file, "new", _table(file, doc, "new")))
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and check one scenario file; :class:`ScenarioError` names what is wrong."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(p, "file", "does not exist", "a readable TOML file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(p, "file", f"cannot be read ({e.__class__.__name__})",
+                            "a readable UTF-8 TOML file") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(p, "file", f"is not valid TOML ({e})", "TOML 1.0") from None
+    return parse_scenario(doc, p)
