@@ -78,7 +78,7 @@ class Replayer:
     def run(self, trace: Trace) -> None:
         """Replay every operation of ``trace`` (already validated) in order."""
         for index, row in enumerate(trace.ops.tolist()):
-            op, nested, cpu, memcg_id, parent, arg, line = row
+            op, nested, cpu, memcg_id, parent, arg, line, _irq = row
             if nested and cpu >= 0:
                 self._nested(op, cpu, memcg_id, parent, arg)
             else:

@@ -13,6 +13,21 @@ memcglab-trace 1
 cpus 2
 cgroup 1 0
 charge 1 1 3 nested
+
+The extensions of ``docs/trace-extensions.md``: object charges and frees in bytes,
+the ``irq`` word (before ``nested``) and the ``nodes`` header line:
+
+>>> t = parse_text("memcglab-trace 1\\ncpus 4\\nnodes 2\\ncgroup 1 0\\n"
+...                "obj_charge 3 1 200 irq nested\\nobj_uncharge 0 1 200\\n")
+>>> t.nodes, [OP_NAMES[o] for o in t.ops["op"]], t.ops["irq"].tolist(), node_of(t, 3)
+(2, ['cgroup', 'obj_charge', 'obj_uncharge'], [False, True, False], 1)
+>>> print(to_text(t), end="")
+memcglab-trace 1
+cpus 4
+nodes 2
+cgroup 1 0
+obj_charge 3 1 200 irq nested
+obj_uncharge 0 1 200
 """
 
 from __future__ import annotations
@@ -38,11 +53,18 @@ __all__ = [
     "OP_CPU_DEAD",
     "OP_SET_MAX",
     "OP_OFFLINE",
+    "OP_OBJ_CHARGE",
+    "OP_OBJ_UNCHARGE",
     "OP_NAMES",
+    "OBJ_OPS",
+    "IRQ_OPS",
+    "OBJ_BYTES_MAX",
+    "MAX_NODES",
     "OP_DTYPE",
     "Trace",
     "TraceError",
     "make_ops",
+    "node_of",
     "parse_text",
     "read_trace",
     "to_text",
@@ -59,14 +81,29 @@ PAGE_COUNTER_MAX = (2**63 - 1) // 4096
 
 OP_CGROUP, OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT = 0, 1, 2, 3
 OP_DRAIN_ALL, OP_CPU_DEAD, OP_SET_MAX, OP_OFFLINE = 4, 5, 6, 7
+# The extensions of docs/trace-extensions.md (appended: the contract's codes stay).
+OP_OBJ_CHARGE, OP_OBJ_UNCHARGE = 8, 9
 OP_NAMES = ("cgroup", "charge", "uncharge", "uncharge_direct", "drain_all", "cpu_dead",
-            "set_max", "offline")
+            "set_max", "offline", "obj_charge", "obj_uncharge")
+#: the byte-sized object operations
+OBJ_OPS = (OP_OBJ_CHARGE, OP_OBJ_UNCHARGE)
+#: the operations that may carry the ``irq`` word
+IRQ_OPS = (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT, OP_OBJ_CHARGE, OP_OBJ_UNCHARGE)
+#: BYTES of obj_charge / obj_uncharge: 1 to 2^29. The largest byte charge a kernel
+#: caller makes is a percpu area, pcpu_obj_full_size() (mm/percpu-internal.h) of at
+#: most PCPU_MIN_UNIT_SIZE (32 KiB, "the maximum supported allocation size") on each
+#: of at most 8192 CPUs plus its obj_cgroup pointer vector: 2^28 + 2^15 bytes. Below
+#: 2^29, the kernel's ``unsigned int`` byte sums (a stock plus the size) cannot wrap.
+OBJ_BYTES_MAX = 2**29
+#: ``nodes K``: MAX_NUMNODES with x86-64's largest CONFIG_NODES_SHIFT (10)
+MAX_NODES = 1024
 
 #: One row per operation line. ``cpu`` is -1 where the operation names none;
 #: ``memcg`` is the memcg operated on (for ``cgroup``, the new ID); ``arg`` is NR for
-#: the (un)charges, PAGES for ``set_max`` and the limit for ``cgroup``; ``parent``
-#: is the parent ID of ``cgroup`` (else -1); ``line`` is the 1-based line in the text
-#: (0 for traces built in memory).
+#: the (un)charges, BYTES for the object operations, PAGES for ``set_max`` and the
+#: limit for ``cgroup``; ``parent`` is the parent ID of ``cgroup`` (else -1); ``line``
+#: is the 1-based line in the text (0 for traces built in memory); ``irq`` is the
+#: ``irq`` word (appended after ``line``, so the contract's fields keep their order).
 OP_DTYPE = np.dtype([
     ("op", "u1"),
     ("nested", "?"),
@@ -75,6 +112,7 @@ OP_DTYPE = np.dtype([
     ("parent", "<i8"),
     ("arg", "<u8"),
     ("line", "<i8"),
+    ("irq", "?"),
 ])
 
 
@@ -88,30 +126,51 @@ class TraceError(ValueError):
 
 @dataclass(slots=True)
 class Trace:
-    """A parsed trace: the number of CPUs and the operations in order."""
+    """A parsed trace: the number of CPUs, the operations in order, the NUMA nodes.
+
+    ``nodes`` is the ``nodes K`` header line (default 1): CPUs split into ``nodes``
+    equal contiguous blocks (:func:`node_of`).
+    """
 
     cpus: int
     ops: np.ndarray
     source: str = field(default="<memory>")
+    nodes: int = 1
 
     def __post_init__(self) -> None:
         if self.ops.dtype != OP_DTYPE:
             raise TypeError(f"ops must have dtype OP_DTYPE, not {self.ops.dtype}")
 
 
-def make_ops(rows: Iterable[tuple]) -> np.ndarray:
+def node_of(trace: Trace, cpu: int) -> int:
+    """The NUMA node of ``cpu``: CPUs ``0..cpus-1`` in ``nodes`` equal contiguous blocks."""
+    return cpu // (trace.cpus // trace.nodes)
+
+
+def make_ops(rows: Iterable[tuple], *, irq: bool | Iterable[bool] = False) -> np.ndarray:
     """Build an ``OP_DTYPE`` array from ``(op, cpu, memcg, arg[, parent[, nested]])`` rows.
+
+    ``irq`` marks the rows that run outside task context: one flag for every row,
+    or one per row.
 
     >>> ops = make_ops([(OP_CGROUP, -1, 1, PAGE_COUNTER_MAX, 0), (OP_CHARGE, 0, 1, 5)])
     >>> [OP_NAMES[o] for o in ops["op"]]
     ['cgroup', 'charge']
+    >>> make_ops([(OP_OBJ_CHARGE, 0, 1, 200)], irq=[True])["irq"].tolist()
+    [True]
     """
+    rows = list(rows)
+    flags = [bool(irq)] * len(rows) if isinstance(irq, bool | np.bool_) else \
+        [bool(f) for f in irq]
+    if len(flags) != len(rows):
+        raise ValueError(f"irq: {len(flags)} flags for {len(rows)} rows; give one per row "
+                         "or a single bool")
     out = []
-    for row in rows:
+    for row, flag in zip(rows, flags, strict=True):
         op, cpu, memcg, arg, *rest = row
         parent = rest[0] if rest else -1
         nested = bool(rest[1]) if len(rest) > 1 else False
-        out.append((op, nested, cpu, memcg, parent, arg, 0))
+        out.append((op, nested, cpu, memcg, parent, arg, 0, flag))
     return np.array(out, dtype=OP_DTYPE)
 
 
@@ -130,6 +189,8 @@ _SHAPES = {
     "cpu_dead": ("CPU",),
     "set_max": ("MEMCG", "PAGES"),
     "offline": ("MEMCG",),
+    "obj_charge": ("CPU", "MEMCG", "BYTES"),
+    "obj_uncharge": ("CPU", "MEMCG", "BYTES"),
 }
 _OPCODE = {name: code for code, name in enumerate(OP_NAMES)}
 
@@ -162,8 +223,13 @@ class _Checker:
             raise self.fail(line, f"{what}: cpu {cpu} out of range 0..{self.cpus - 1}")
 
     def op(self, line: int, op: int, cpu: int, memcg: int, parent: int, arg: int,
-           nested: bool) -> None:
+           nested: bool, irq: bool = False) -> None:
+        if op >= len(OP_NAMES):
+            raise self.fail(line, f"unknown operation code {op}")
         name = OP_NAMES[op]
+        if irq and op not in IRQ_OPS:
+            raise self.fail(line, f"{name}: 'irq' is valid only on "
+                                  f"{', '.join(OP_NAMES[o] for o in IRQ_OPS)}")
         if nested and self.single:
             raise self.fail(line, f"{name}: 'nested' is invalid with the single model "
                                   "(its v6.15 charge path disables interrupts)")
@@ -184,6 +250,11 @@ class _Checker:
             self.memcg(line, memcg, name, root_ok=op != OP_CHARGE)
             if not 1 <= arg <= NR_MAX:
                 raise self.fail(line, f"{name}: NR {arg} out of range 1..{NR_MAX}")
+        elif op in OBJ_OPS:
+            self.cpu(line, cpu, name)
+            self.memcg(line, memcg, name, root_ok=op != OP_OBJ_CHARGE)
+            if not 1 <= arg <= OBJ_BYTES_MAX:
+                raise self.fail(line, f"{name}: BYTES {arg} out of range 1..{OBJ_BYTES_MAX}")
         elif op == OP_DRAIN_ALL:
             self.cpu(line, cpu, name)
             self.memcg(line, memcg, name, root_ok=True)
@@ -237,7 +308,8 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
     if lines and lines[-1] == "":
         lines.pop()
     rows: list[tuple] = []
-    seen_cpus = False
+    seen_cpus = seen_nodes = False
+    nodes = 1
     for number, raw in enumerate(lines, start=1):
         if raw.endswith("\r"):
             raw = raw[:-1]
@@ -260,14 +332,27 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
             checker.cpus = _integer(checker, number, args[0], "cpus", 1, MAX_CPUS)
             seen_cpus = True
             continue
+        if keyword == "nodes":
+            nodes = _nodes_line(checker, number, args, seen_cpus, seen_nodes, bool(rows))
+            seen_nodes = True
+            continue
         if keyword not in _SHAPES:
-            raise checker.fail(number, f"unknown word {keyword!r} (valid: cpus, "
+            raise checker.fail(number, f"unknown word {keyword!r} (valid: cpus, nodes, "
                                        f"{', '.join(OP_NAMES)})")
         if not seen_cpus:
             raise checker.fail(number, "'cpus N' must appear before the first operation")
         nested = bool(args) and args[-1] == "nested"
         if nested:
             args = args[:-1]
+        irq = bool(args) and args[-1] == "irq"
+        if irq:
+            if _OPCODE[keyword] not in IRQ_OPS:
+                raise checker.fail(number, f"{keyword}: 'irq' is valid only on "
+                                           f"{', '.join(OP_NAMES[o] for o in IRQ_OPS)}")
+            args = args[:-1]
+        if "nested" in args:
+            raise checker.fail(number, f"{keyword}: 'nested' must be the last field "
+                                       "(after 'irq')")
         shape = _SHAPES[keyword]
         limit = None
         if keyword == "cgroup" and len(args) == 3:
@@ -277,6 +362,7 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
             limit = _integer(checker, number, args[2][4:], "cgroup: max=", 1, PAGES_MAX)
             args = args[:2]
         usage = " ".join((keyword, *shape)) + (" [max=PAGES]" if keyword == "cgroup" else "")
+        usage += " [irq]" if _OPCODE[keyword] in IRQ_OPS else ""
         if len(args) != len(shape):
             raise checker.fail(number, f"{keyword}: expected '{usage} [nested]', "
                                        f"got {len(tokens) - 1} field(s)")
@@ -286,6 +372,9 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
                 values[name] = _integer(checker, number, token, f"{keyword}: CPU", 0, MAX_CPUS - 1)
             elif name == "NR":
                 values[name] = _integer(checker, number, token, f"{keyword}: NR", 1, NR_MAX)
+            elif name == "BYTES":
+                values[name] = _integer(checker, number, token, f"{keyword}: BYTES", 1,
+                                        OBJ_BYTES_MAX)
             elif name == "PAGES":
                 values[name] = _integer(checker, number, token, f"{keyword}: PAGES", 1, PAGES_MAX)
             elif name == "ID":
@@ -297,15 +386,38 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
         cpu = values.get("CPU", -1)
         memcg = values.get("MEMCG", values.get("ID", 0))
         parent = values.get("PARENT", -1)
-        arg = values.get("NR", values.get("PAGES", limit if limit is not None else
-                                          PAGE_COUNTER_MAX if op == OP_CGROUP else 0))
-        checker.op(number, op, cpu, memcg, parent, arg, nested)
-        rows.append((op, nested, cpu, memcg, parent, arg, number))
+        arg = values.get("NR", values.get("BYTES", values.get(
+            "PAGES", limit if limit is not None else PAGE_COUNTER_MAX if op == OP_CGROUP
+            else 0)))
+        checker.op(number, op, cpu, memcg, parent, arg, nested, irq)
+        rows.append((op, nested, cpu, memcg, parent, arg, number, irq))
     if not lines:
         raise checker.fail(1, f"empty trace: the first line must be exactly {HEADER!r}")
     if not seen_cpus:
         raise checker.fail(len(lines), "missing 'cpus N' line")
-    return Trace(checker.cpus, np.array(rows, dtype=OP_DTYPE), source)
+    return Trace(checker.cpus, np.array(rows, dtype=OP_DTYPE), source, nodes)
+
+
+def _nodes_line(checker: _Checker, number: int, args: list[str], seen_cpus: bool,
+                seen_nodes: bool, after_ops: bool) -> int:
+    """The optional ``nodes K`` line: once, after ``cpus``, before any operation."""
+    if seen_nodes:
+        raise checker.fail(number, "'nodes' appears more than once")
+    if not seen_cpus or after_ops:
+        raise checker.fail(number, "'nodes' must come after 'cpus' and before any operation")
+    if len(args) != 1:
+        raise checker.fail(number, "'nodes' takes exactly one field: nodes K")
+    nodes = _integer(checker, number, args[0], "nodes", 1, MAX_NODES)
+    _check_nodes(checker, number, nodes)
+    return nodes
+
+
+def _check_nodes(checker: _Checker, line: int, nodes: int) -> None:
+    cpus = checker.cpus
+    if not 1 <= nodes <= min(cpus, MAX_NODES) or cpus % nodes:
+        raise checker.fail(line, f"nodes {nodes}: must divide cpus {cpus} into equal "
+                                 f"contiguous blocks (1 <= K <= min(cpus, {MAX_NODES}), "
+                                 "cpus a multiple of K)")
 
 
 def read_trace(path: str, *, single: bool = False) -> Trace:
@@ -329,23 +441,24 @@ def validate(trace: Trace, *, single: bool = False) -> None:
     if not 1 <= trace.cpus <= MAX_CPUS:
         raise checker.fail(0, f"cpus {trace.cpus} out of range 1..{MAX_CPUS}")
     checker.cpus = trace.cpus
+    _check_nodes(checker, 0, trace.nodes)
     for index, row in enumerate(trace.ops.tolist()):
-        op, nested, cpu, memcg, parent, arg, line = row
-        if op >= len(OP_NAMES):
-            raise checker.fail(line or index + 1, f"unknown operation code {op}")
-        checker.op(line or index + 1, op, cpu, memcg, parent, arg, nested)
+        op, nested, cpu, memcg, parent, arg, line, irq = row
+        checker.op(line or index + 1, op, cpu, memcg, parent, arg, nested, irq)
 
 
 def to_text(trace: Trace) -> str:
     """Write a trace in the text format (the inverse of :func:`parse_text`)."""
     out = [HEADER, f"cpus {trace.cpus}"]
-    for op, nested, cpu, memcg, parent, arg, _line in trace.ops.tolist():
+    if trace.nodes != 1:
+        out.append(f"nodes {trace.nodes}")
+    for op, nested, cpu, memcg, parent, arg, _line, irq in trace.ops.tolist():
         name = OP_NAMES[op]
         if op == OP_CGROUP:
             fields = [name, str(memcg), str(parent)]
             if arg != PAGE_COUNTER_MAX:
                 fields.append(f"max={arg}")
-        elif op in (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT):
+        elif op in (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT, *OBJ_OPS):
             fields = [name, str(cpu), str(memcg), str(arg)]
         elif op == OP_DRAIN_ALL:
             fields = [name, str(cpu), str(memcg)]
@@ -355,6 +468,8 @@ def to_text(trace: Trace) -> str:
             fields = [name, str(memcg), str(arg)]
         else:
             fields = [name, str(memcg)]
+        if irq:
+            fields.append("irq")
         if nested:
             fields.append("nested")
         out.append(" ".join(fields))

@@ -19,7 +19,7 @@ line's byte range ``st[ST_BAD_START]:st[ST_BAD_END]``.
 >>> scan(np.frombuffer(text, np.uint8), 0, 1, True, st, out)
 (2, 50, 4)
 >>> out[:2].tolist()
-[(0, False, -1, 5, 0, 9, 3), (1, True, 1, 5, -1, 3, 4)]
+[(0, False, -1, 5, 0, 9, 3, False), (1, True, 1, 5, -1, 3, 4, False)]
 """
 
 from __future__ import annotations
@@ -29,13 +29,17 @@ import numpy as np
 from memcglab.engine.jit import kernel
 from memcglab.trace import (
     MAX_CPUS,
+    MAX_NODES,
     MEMCG_ID_MAX,
     NR_MAX,
+    OBJ_BYTES_MAX,
     OP_CGROUP,
     OP_CHARGE,
     OP_CPU_DEAD,
     OP_DRAIN_ALL,
     OP_NAMES,
+    OP_OBJ_CHARGE,
+    OP_OBJ_UNCHARGE,
     OP_OFFLINE,
     OP_SET_MAX,
     OP_UNCHARGE,
@@ -45,14 +49,17 @@ from memcglab.trace import (
 )
 
 __all__ = ["scan", "new_scan_state", "ST_CPUS_SEEN", "ST_CPUS", "ST_ROWS", "ST_BAD_LINE",
-           "ST_BAD_START", "ST_BAD_END"]
+           "ST_BAD_START", "ST_BAD_END", "ST_NODES"]
 
-ST_CPUS_SEEN, ST_CPUS, ST_ROWS, ST_BAD_LINE, ST_BAD_START, ST_BAD_END = range(6)
+(ST_CPUS_SEEN, ST_CPUS, ST_ROWS, ST_BAD_LINE, ST_BAD_START, ST_BAD_END, ST_NODES_SEEN,
+ ST_NODES) = range(8)
 _ST_TOKENS = 8  # st[8:20]: start/end of up to 6 tokens of the current line
 
-# Words 0..7 are the operations (their codes), then "cpus", "nested" and "max=".
-_WORDS = (*OP_NAMES, "cpus", "nested", "max=")
-_W_CPUS, _W_NESTED, _W_MAX = 8, 9, 10
+# Words 0..9 are the operations (their codes), then "cpus", "nested", "max=", "irq" and
+# "nodes" (the last two from docs/trace-extensions.md).
+_WORDS = (*OP_NAMES, "cpus", "nested", "max=", "irq", "nodes")
+_W_CPUS = len(OP_NAMES)
+_W_NESTED, _W_MAX, _W_IRQ, _W_NODES = _W_CPUS + 1, _W_CPUS + 2, _W_CPUS + 3, _W_CPUS + 4
 _KW = np.zeros((len(_WORDS), 16), dtype=np.uint8)
 _KWLEN = np.array([len(w) for w in _WORDS], dtype=np.int64)
 for _i, _w in enumerate(_WORDS):
@@ -62,6 +69,7 @@ _U10 = np.uint64(10)
 _CPU_HI, _ID_HI = np.uint64(MAX_CPUS - 1), np.uint64(MEMCG_ID_MAX)
 _NR_HI, _PAGES_HI = np.uint64(NR_MAX), np.uint64(PAGES_MAX)
 _CPUS_HI = np.uint64(MAX_CPUS)
+_BYTES_HI, _NODES_HI = np.uint64(OBJ_BYTES_MAX), np.uint64(MAX_NODES)
 
 
 def new_scan_state() -> np.ndarray:
@@ -126,8 +134,9 @@ def _field(buf, st, t, lo, hi):
 def _line(buf, st, ntok, line, out, k):
     # Parse one non-empty line into out[k]; 1 if a row was written, 0 for cpus, -1 if refused.
     w0 = -1
-    for w in range(_W_CPUS + 1):
-        if _is_word(buf, st[_ST_TOKENS], st[_ST_TOKENS + 1], w):
+    for w in range(_W_NODES + 1):
+        if (w <= _W_CPUS or w == _W_NODES) and _is_word(buf, st[_ST_TOKENS],
+                                                         st[_ST_TOKENS + 1], w):
             w0 = w
     if w0 == _W_CPUS:
         if st[ST_CPUS_SEEN] or st[ST_ROWS] or ntok != 2:
@@ -137,15 +146,35 @@ def _line(buf, st, ntok, line, out, k):
             return -1
         st[ST_CPUS_SEEN] = 1
         st[ST_CPUS] = np.int64(v)
+        st[ST_NODES] = 1
+        return 0
+    if w0 == _W_NODES:
+        if not st[ST_CPUS_SEEN] or st[ST_NODES_SEEN] or st[ST_ROWS] or ntok != 2:
+            return -1
+        ok, v = _field(buf, st, 1, np.uint64(1), _NODES_HI)
+        if not ok or np.int64(v) > st[ST_CPUS] or st[ST_CPUS] % np.int64(v):
+            return -1
+        st[ST_NODES_SEEN] = 1
+        st[ST_NODES] = np.int64(v)
         return 0
     if w0 < 0 or not st[ST_CPUS_SEEN]:
         return -1
     last = st[_ST_TOKENS + 2 * (ntok - 1)]
     nested = ntok > 1 and _is_word(buf, last, st[_ST_TOKENS + 2 * ntok - 1], _W_NESTED)
     nargs = ntok - 1 - (1 if nested else 0)
+    irq = False
+    if nargs > 0:
+        t = nargs  # the token before nested, if any
+        irq = _is_word(buf, st[_ST_TOKENS + 2 * t], st[_ST_TOKENS + 2 * t + 1], _W_IRQ)
+    if irq:
+        if not (w0 == OP_CHARGE or w0 == OP_UNCHARGE or w0 == OP_UNCHARGE_DIRECT
+                or w0 == OP_OBJ_CHARGE or w0 == OP_OBJ_UNCHARGE):
+            return -1
+        nargs -= 1
     row = out[k]
     row.op = w0
     row.nested = nested
+    row.irq = irq
     row.cpu = -1
     row.memcg = 0
     row.parent = -1
@@ -177,6 +206,15 @@ def _line(buf, st, ntok, line, out, k):
         row.cpu = np.int32(c)
         row.memcg = np.int64(m)
         row.arg = nr
+    elif w0 == OP_OBJ_CHARGE or w0 == OP_OBJ_UNCHARGE:
+        ok1, c = _field(buf, st, 1, np.uint64(0), _CPU_HI)
+        ok2, m = _field(buf, st, 2, np.uint64(0), _ID_HI)
+        ok3, nbytes = _field(buf, st, 3, np.uint64(1), _BYTES_HI)
+        if nargs != 3 or not (ok1 and ok2 and ok3):
+            return -1
+        row.cpu = np.int32(c)
+        row.memcg = np.int64(m)
+        row.arg = nbytes
     elif w0 == OP_DRAIN_ALL:
         ok1, c = _field(buf, st, 1, np.uint64(0), _CPU_HI)
         ok2, m = _field(buf, st, 2, np.uint64(0), _ID_HI)

@@ -34,6 +34,8 @@ from memcglab.engine.scan import (
     ST_BAD_START,
     ST_CPUS,
     ST_CPUS_SEEN,
+    ST_NODES,
+    ST_NODES_SEEN,
     new_scan_state,
     scan,
 )
@@ -84,6 +86,8 @@ class _Reader:
         if v is not None:
             ids, parent = v.ids, v.parent
             lines.append(b"cpus %d" % v.cpus)
+            if self.st[ST_NODES_SEEN]:
+                lines.append(b"nodes %d" % self.st[ST_NODES])
             lines += [b"cgroup %d %d" % (ids[d], ids[parent[d]]) for d in range(1, len(ids))]
             lines += [b"offline %d" % ids[d] for d in range(len(ids) - 1, 0, -1)
                       if not v.online[d]]
@@ -116,7 +120,7 @@ def parse_text_fast(text: str | bytes, source: str = "<memory>", *, single: bool
     ops, _, _ = reader.rows(np.frombuffer(data, dtype=np.uint8), pos, final=True)
     if reader.validator is None:
         return parse_text(data, source, single=single)  # raises: no cpus line
-    return Trace(reader.validator.cpus, ops, source)
+    return Trace(reader.validator.cpus, ops, source, int(reader.st[ST_NODES]))
 
 
 def read_trace_fast(path: str, *, single: bool = False) -> Trace:

@@ -33,11 +33,14 @@ from memcglab.engine.jit import kernel
 from memcglab.trace import (
     MAX_CPUS,
     NR_MAX,
+    OBJ_BYTES_MAX,
     OP_CGROUP,
     OP_CHARGE,
     OP_CPU_DEAD,
     OP_DRAIN_ALL,
     OP_DTYPE,
+    OP_OBJ_CHARGE,
+    OP_OBJ_UNCHARGE,
     OP_OFFLINE,
     OP_SET_MAX,
     OP_UNCHARGE,
@@ -51,6 +54,7 @@ __all__ = ["ChunkValidator"]
 
 _EMPTY = np.iinfo(np.int64).min  # hash slot marker; never a valid ID
 _NR_MAX = np.uint64(NR_MAX)
+_BYTES_MAX = np.uint64(OBJ_BYTES_MAX)
 
 
 @kernel
@@ -88,13 +92,16 @@ def _rehash(old_keys, old_vals, keys, vals):
 
 
 @kernel
-def _check_rows(op, nested, cpu, ids, pids, arg, cpus, single, keys, vals, st, online,
+def _check_rows(op, nested, irq, cpu, ids, pids, arg, cpus, single, keys, vals, st, online,
                 nchild, parent, by_dense, dense):
     # Validate rows in order; return the first row validate() would refuse, or -1.
     # st[0] is the number of memcgs created so far. State advances up to the bad row.
     for i in range(op.shape[0]):
         o = op[i]
-        if o > OP_OFFLINE or (nested[i] and single):
+        if o > OP_OBJ_UNCHARGE or (nested[i] and single):
+            return i
+        if irq[i] and not (o == OP_CHARGE or o == OP_UNCHARGE or o == OP_UNCHARGE_DIRECT
+                           or o == OP_OBJ_CHARGE or o == OP_OBJ_UNCHARGE):
             return i
         if o == OP_CGROUP:
             p = _lookup(keys, vals, pids[i])
@@ -120,6 +127,9 @@ def _check_rows(op, nested, cpu, ids, pids, arg, cpus, single, keys, vals, st, o
             return i
         if o == OP_CHARGE or o == OP_UNCHARGE or o == OP_UNCHARGE_DIRECT:
             if (d == 0 and o == OP_CHARGE) or arg[i] < 1 or arg[i] > _NR_MAX:
+                return i
+        elif o == OP_OBJ_CHARGE or o == OP_OBJ_UNCHARGE:
+            if (d == 0 and o == OP_OBJ_CHARGE) or arg[i] < 1 or arg[i] > _BYTES_MAX:
                 return i
         elif o == OP_SET_MAX:
             if d == 0 or arg[i] < 1:
@@ -173,7 +183,8 @@ class ChunkValidator:
         """Validate the next chunk; return its dense column, or raise the faithful TraceError."""
         self._reserve(self.count + int(np.count_nonzero(ops["op"] == OP_CGROUP)))
         dense = np.zeros(len(ops), dtype=np.int32)
-        bad = _check_rows(ops["op"], ops["nested"], ops["cpu"], ops["memcg"], ops["parent"],
+        bad = _check_rows(ops["op"], ops["nested"], ops["irq"], ops["cpu"], ops["memcg"],
+                          ops["parent"],
                           ops["arg"], self.cpus, self.single, self.keys, self.vals, self.st,
                           self.online, self.nchild, self.parent, self.by_dense, dense)
         if bad >= 0:
@@ -198,13 +209,14 @@ class ChunkValidator:
 
     def _raise(self, row: np.void, index: int) -> None:
         ids, n = self.ids, self.count
-        synth = [(OP_CGROUP, False, -1, ids[d], ids[self.parent[d]], PAGE_COUNTER_MAX, 0)
-                 for d in range(1, n)]
-        synth += [(OP_OFFLINE, False, -1, ids[d], -1, 0, 0)
+        synth = [(OP_CGROUP, False, -1, ids[d], ids[self.parent[d]], PAGE_COUNTER_MAX, 0,
+                  False) for d in range(1, n)]
+        synth += [(OP_OFFLINE, False, -1, ids[d], -1, 0, 0, False)
                   for d in range(n - 1, 0, -1) if not self.online[d]]
-        bad = tuple(row.tolist())
-        synth.append(bad[:-1] + (bad[-1] or index + 1,))
+        op, nested, cpu, memcg, parent, arg, line, irq = row.tolist()
+        synth.append((op, nested, cpu, memcg, parent, arg, line or index + 1, irq))
         validate(Trace(self.cpus, np.array(synth, dtype=OP_DTYPE), self.source),
                  single=self.single)
         raise RuntimeError(f"{self.source}: engine validator refused row {index} "
-                           f"({bad}) but memcglab.trace.validate accepts it; please report")
+                           f"({row.tolist()}) but memcglab.trace.validate accepts it; "
+                           "please report")

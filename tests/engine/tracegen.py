@@ -110,7 +110,8 @@ def random_trace(seed: int, n_ops: int | None = None, batch: int = 64,
                 x = int(rng.choice(leaves))
                 online[x] = False
                 rows.append((kind, nest, -1, x, -1, 0))
-    ops = np.array([(op, nst, c, m, p, a, 0) for op, nst, c, m, p, a in rows], dtype=OP_DTYPE)
+    ops = np.array([(op, nst, c, m, p, a, 0, False) for op, nst, c, m, p, a in rows],
+                   dtype=OP_DTYPE)
     return Trace(cpus, ops, f"<random {seed}>")
 
 
