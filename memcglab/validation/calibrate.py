@@ -1,0 +1,215 @@
+"""Calibration from data: a posterior over the inputs no datasheet gives, by Laplace.
+
+The unknowns (:class:`Param`) are positive physical quantities (a line's hold time,
+cycles of work per operation, a model-error scale) with lognormal priors, or
+unbounded ones with normal priors. Each :class:`Observation` is one published number
+(a change in %, or the logarithm of an absolute rate) with the noise its source states,
+and a vectorised function from parameter values to the model's prediction of it.
+
+:func:`fit` maximises the log posterior (``scipy.optimize.minimize``, L-BFGS-B in the
+unconstrained coordinates: log for positive parameters) and approximates the posterior
+by the normal at the mode whose covariance is the inverse Hessian there
+(``scipy.differentiate.hessian``): the Laplace approximation. Why this tool: the
+model is cheap, smooth and has a handful of parameters, so the mode and its curvature
+say what the data say; a sampler (emcee, PyMC) would add a dependency and run-to-run
+randomness without changing the answer at this size, and the result must be a
+deterministic file. A parameter the data do not constrain keeps (nearly) its prior
+width, which the result reports (:meth:`Calibration.shrinkage`).
+
+The likelihood of a change observation is normal around the prediction ``m`` with
+variance ``noise² + (sigma_rel · m)²``: ``sigma_rel`` (itself calibrated when it is
+a parameter) is the model's relative error on the size of an effect, so a model that
+predicts no effect where there is one cannot hide behind it. A rate observation is
+normal in log space with variance ``noise² + sigma_abs²``.
+
+>>> import numpy as np
+>>> p = [Param("h", "cycles", 100.0, 1.0, "a prior")]
+>>> obs = [Observation("c", "src", "change_pct", -50.0, 1.0,
+...                    lambda v: -100.0 * v["h"] / (v["h"] + 100.0))]
+>>> cal = fit(p, obs)
+>>> round(float(cal.mode["h"]), 1)
+100.0
+>>> bool(cal.sd_log["h"] < 0.1)
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+from scipy.differentiate import hessian
+from scipy.stats import norm, qmc
+
+__all__ = ["Calibration", "Observation", "Param", "fit", "KINDS"]
+
+#: what an observation measures
+KINDS: tuple[str, ...] = ("change_pct", "log_rate")
+Values = Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One calibrated input: its prior (median and log-scale sd, or mean and sd)."""
+
+    name: str
+    unit: str
+    prior_median: float
+    prior_sd: float
+    source: str
+    positive: bool = True  # lognormal prior (sd in log units); else normal
+
+    def __post_init__(self) -> None:
+        if self.prior_sd <= 0 or (self.positive and self.prior_median <= 0):
+            raise ValueError(f"param {self.name}: prior_median={self.prior_median}, "
+                             f"prior_sd={self.prior_sd}: need sd > 0 (and median > 0 "
+                             "for a positive parameter)")
+
+    def to_u(self, x: np.ndarray) -> np.ndarray:
+        return np.log(x) if self.positive else np.asarray(x, dtype=float)
+
+    def from_u(self, u: np.ndarray) -> np.ndarray:
+        return np.exp(u) if self.positive else np.asarray(u, dtype=float)
+
+    @property
+    def prior_u(self) -> tuple[float, float]:
+        centre = float(np.log(self.prior_median)) if self.positive else self.prior_median
+        return centre, self.prior_sd
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One published number and the model's prediction of it."""
+
+    case: str
+    source: str
+    kind: str
+    measured: float
+    noise: float
+    predict: Callable[[Values], np.ndarray]
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"observation {self.case}: kind={self.kind!r}; valid: "
+                             f"{', '.join(KINDS)}")
+        if not self.noise >= 0:
+            raise ValueError(f"observation {self.case}: noise={self.noise}: must be >= 0")
+
+
+def _loglik(obs: Observation, pred: np.ndarray, v: Values) -> np.ndarray:
+    if obs.kind == "change_pct":
+        rel = v.get("sigma_rel", 0.0)
+        var = obs.noise ** 2 + (rel * pred) ** 2 + 1e-6
+    else:
+        var = obs.noise ** 2 + v.get("sigma_abs", 0.0) ** 2 + 1e-8
+    return -0.5 * ((obs.measured - pred) ** 2 / var + np.log(2 * np.pi * var))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The Laplace posterior: mode and covariance in the unconstrained coordinates."""
+
+    params: tuple[Param, ...]
+    mode_u: np.ndarray
+    cov_u: np.ndarray
+    cases: tuple[str, ...]
+    log_posterior: float
+    converged: bool
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @property
+    def mode(self) -> dict[str, float]:
+        return {p.name: float(p.from_u(u)) for p, u in zip(self.params, self.mode_u,
+                                                            strict=True)}
+
+    @property
+    def sd_log(self) -> dict[str, float]:
+        """Posterior sd in the unconstrained coordinate (log units for positive inputs)."""
+        return {p.name: float(np.sqrt(self.cov_u[i, i])) for i, p in enumerate(self.params)}
+
+    def interval(self, name: str, coverage: float = 0.9) -> tuple[float, float]:
+        """The posterior's central interval of one parameter, in its own units."""
+        i = self.names.index(name)
+        z = norm.ppf(0.5 + coverage / 2)
+        s = float(np.sqrt(self.cov_u[i, i]))
+        p = self.params[i]
+        return float(p.from_u(self.mode_u[i] - z * s)), float(p.from_u(self.mode_u[i] + z * s))
+
+    def shrinkage(self) -> dict[str, float]:
+        """Posterior sd over prior sd, per parameter: near 1 means the data say little."""
+        return {p.name: float(np.sqrt(self.cov_u[i, i]) / p.prior_sd)
+                for i, p in enumerate(self.params)}
+
+    def sample(self, n: int, seed: int = 0) -> dict[str, np.ndarray]:
+        """``n`` quasi-random draws of the posterior (scrambled Sobol normals)."""
+        if n < 1:
+            raise ValueError(f"n={n}: must be >= 1")
+        engine = qmc.MultivariateNormalQMC(mean=self.mode_u, cov=self.cov_u, seed=seed)
+        u = engine.random(n)
+        return {p.name: p.from_u(u[:, i]) for i, p in enumerate(self.params)}
+
+    def from_unit(self, unit_cube: np.ndarray) -> dict[str, np.ndarray]:
+        """Posterior draws from points of the unit cube, one column per parameter."""
+        z = norm.ppf(np.clip(unit_cube, 1e-12, 1 - 1e-12))
+        chol = np.linalg.cholesky(self.cov_u + 1e-12 * np.eye(len(self.params)))
+        u = self.mode_u[None, :] + z @ chol.T
+        return {p.name: p.from_u(u[:, i]) for i, p in enumerate(self.params)}
+
+
+def _values(params: Sequence[Param], u: np.ndarray) -> dict[str, np.ndarray]:
+    # u: (k, ...) -> each parameter an array of the trailing shape
+    return {p.name: p.from_u(u[i]) for i, p in enumerate(params)}
+
+
+def log_posterior(params: Sequence[Param], obs: Sequence[Observation]
+                  ) -> Callable[[np.ndarray], np.ndarray]:
+    """The log posterior as a function of ``u`` of shape ``(k, ...)`` (vectorised)."""
+
+    def f(u: np.ndarray) -> np.ndarray:
+        u = np.asarray(u, dtype=float)
+        shape = u.shape[1:]
+        flat = u.reshape(len(params), -1)
+        v = _values(params, flat)
+        total = np.zeros(flat.shape[1])
+        for i, p in enumerate(params):
+            c, s = p.prior_u
+            total += -0.5 * ((flat[i] - c) / s) ** 2
+        for o in obs:
+            pred = np.asarray(o.predict(v), dtype=float)
+            total += _loglik(o, np.broadcast_to(pred, total.shape), v)
+        return total.reshape(shape)
+
+    return f
+
+
+def fit(params: Sequence[Param], obs: Sequence[Observation]) -> Calibration:
+    """Mode and Laplace covariance of the posterior of ``params`` given ``obs``."""
+    if not params:
+        raise ValueError("fit: no parameters")
+    names = [p.name for p in params]
+    if len(set(names)) != len(names):
+        raise ValueError(f"fit: parameter names repeat: {names}")
+    f = log_posterior(params, obs)
+    start = np.array([p.prior_u[0] for p in params])
+
+    def neg(u: np.ndarray) -> float:
+        return -float(f(u[:, None])[0])
+
+    res = optimize.minimize(neg, start, method="L-BFGS-B",
+                            options={"maxiter": 2000, "ftol": 1e-12, "gtol": 1e-8})
+    mode = res.x
+    h = hessian(f, mode, initial_step=0.05).ddf
+    precision = -0.5 * (h + h.T)
+    # a direction the data and prior do not curve (numerical noise) keeps the prior's width
+    w, vecs = np.linalg.eigh(precision)
+    floor = 1.0 / max(p.prior_sd for p in params) ** 2
+    w = np.maximum(w, 0.25 * floor)
+    cov = (vecs / w) @ vecs.T
+    return Calibration(params=tuple(params), mode_u=mode, cov_u=cov,
+                       cases=tuple(o.case for o in obs), log_posterior=-float(res.fun),
+                       converged=bool(res.success))
