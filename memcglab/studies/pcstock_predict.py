@@ -2,15 +2,13 @@
 
 **The netperf mix** (no published number: the lab's own prediction). The quantity is
 the change in throughput per flow of the RFC's stock against the multi stock, in %
-(a loss is negative), from the contention model
-(:func:`memcglab.queueing.chargepath_throughput`) at the largest client count: each
-flow a closed loop of CPU time (the work outside memcg, ``other_cycles``, plus the
-charge path's cycles from :mod:`memcglab.cost` without line transfers) and the shared
-page_counter usage lines it queues for (:func:`~memcglab.studies.pcstock_counts.count_runs`
-counted their transfers). Both stocks are priced at the same point: the same
-hardware costs, the same scenario and the same trace seed. The space is
-:func:`memcglab.studies.v4_predict.prediction_space`'s for ``netperf_rx`` on seed
-000's 72-CPU profile (its hardware priors, ``other_cycles_per_packet``, SMT gain,
+(a loss is negative), at the largest client count: each stock's counted load per
+message (the shared page_counter usage lines' transfers that
+:func:`~memcglab.studies.pcstock_counts.count_runs` counted, and its cost-model units)
+priced by :func:`memcglab.pricing.throughput_change`. Both stocks are priced at the
+same point: the same hardware costs, the same scenario and the same trace seed. The
+space is :func:`memcglab.pricing.chargepath_space`'s for ``netperf_rx`` on seed 000's
+72-CPU profile (its hardware priors, ``other_cycles_per_packet``, SMT gain,
 cross-socket share, busiest-CPU share) with this study's scenario axes as
 alternatives (:data:`~memcglab.studies.pcstock_counts.ALTERNATIVES`). A pair that
 shares a CPU and moves together keeps one hardware thread busy (``cpus_per_flow``
@@ -34,9 +32,8 @@ import pandas as pd
 
 from memcglab.cost import CostParams
 from memcglab.hardware import MachineProfile
-from memcglab.queueing import ChargePathLoad, ChargePathParams, chargepath_throughput
+from memcglab.pricing import OTHER_CYCLES, FlowLoad, chargepath_space, throughput_change
 from memcglab.studies.pcstock_counts import ALTERNATIVES, MODELS_COMPARED, Scenario
-from memcglab.studies.v4_predict import OTHER_CYCLES, prediction_space
 from memcglab.uncertainty import (
     Alternative,
     Draws,
@@ -52,13 +49,12 @@ __all__ = ["C2C", "FAULT_CYCLES", "c2c_sweep", "cycles_change_fn", "madvise_chan
 
 #: the prior whose break-even the conclusion quotes
 C2C = "c2c_transfer"
-_C2C_COL = CostParams.names().index(C2C)
 BEFORE, AFTER = MODELS_COMPARED
 
 
 def netperf_space(profile: MachineProfile, choices: Mapping[str, Sequence[str]],
                   seeds: Sequence[int]) -> Space:
-    """Priors of :func:`~memcglab.studies.v4_predict.prediction_space` for netperf_rx,
+    """Priors of :func:`memcglab.pricing.chargepath_space` for netperf_rx,
     every axis of ``choices`` (a subset of ``ALTERNATIVES``' options, one or more each)
     as an alternative, and the seeds."""
     unknown = [k for k in choices if k not in ALTERNATIVES]
@@ -69,7 +65,8 @@ def netperf_space(profile: MachineProfile, choices: Mapping[str, Sequence[str]],
         if not v or bad:
             raise ValueError(f"choices[{k!r}]={list(v)}: need options from "
                              f"{list(ALTERNATIVES[k])}")
-    base = prediction_space(profile, "netperf_rx", {}, seeds)
+    # busiest_cpu_share is drawn for two CPUs per flow; a one-CPU scenario ignores it
+    base = chargepath_space(profile, "netperf_rx", 2, {}, seeds)
     full = {k: tuple(choices.get(k, ALTERNATIVES[k][:1])) for k in ALTERNATIVES}
     return Space(list(base.priors), [Alternative(k, v) for k, v in full.items()], seeds=seeds)
 
@@ -97,23 +94,10 @@ def _cost(d: Mapping[str, np.ndarray]) -> np.ndarray:
     return np.column_stack([np.asarray(d[n], dtype=float) for n in CostParams.names()])
 
 
-def _rate(row: pd.Series, d: Mapping[str, np.ndarray], profile: MachineProfile,
-          case: Scenario) -> np.ndarray:
-    coef = np.asarray(row["coef"], dtype=float).copy()
-    coef[_C2C_COL] = 0.0  # the line stations price the transfers
-    memcg = _cost(d) @ coef
-    load = ChargePathLoad(clients=[int(row["clients"])], names=tuple(row["shared_names"]),
-                          shared=[list(row["shared"])], private=[float(row["private_per_msg"])],
-                          memcg_cycles=memcg[:, None])
-    one = case.cpus_per_flow == 1
-    params = ChargePathParams(
-        other_cycles=d["other_cycles"],
-        busiest_cpu_share=1.0 if one else d["busiest_cpu_share"], ghz=d["cpu_ghz"],
-        c2c_cycles=d["c2c_transfer"], c2c_cross_cycles=d["c2c_transfer_cross_socket"],
-        cross_socket_fraction=d["cross_socket_fraction"],
-        cycles_per_sharer=d["contended_rmw_per_sharer"], cpus=float(profile.cpus),
-        smt=float(profile.smt), smt_gain=d["smt_gain"], cpus_per_flow=float(case.cpus_per_flow))
-    return chargepath_throughput(load, params).per_flow_rate[:, 0]
+def _load(row: pd.Series, case: Scenario) -> FlowLoad:
+    return FlowLoad(flows=int(row["clients"]), coef=row["coef"],
+                    shared_names=tuple(row["shared_names"]), shared=tuple(row["shared"]),
+                    private=float(row["private_per_msg"]), cpus_per_flow=case.cpus_per_flow)
 
 
 def throughput_change_fn(runs: pd.DataFrame, profile: MachineProfile, clients: int):
@@ -125,9 +109,8 @@ def throughput_change_fn(runs: pd.DataFrame, profile: MachineProfile, clients: i
         for case, seed, idx in _groups(d):
             sub = {k: np.asarray(d[k])[idx] for k in d.values}
             key = (case.release, case.placement, case.migrate, seed)
-            base = _rate(table[(*key, BEFORE)], sub, profile, case)
-            new = _rate(table[(*key, AFTER)], sub, profile, case)
-            out[idx] = (new / base - 1.0) * 100.0
+            out[idx] = throughput_change(_load(table[(*key, BEFORE)], case),
+                                         _load(table[(*key, AFTER)], case), sub, profile)
         return out
     return fn
 
