@@ -28,9 +28,10 @@ from memcglab.kernel.memcontrol import MemcgCharge
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.random import RandomStream
 from memcglab.kernel.victim import POLICIES
+from memcglab.trace import STOCK_SLOTS_MAX
 
 __all__ = ["ModelInfo", "MODELS", "MODEL_NAMES", "KERNEL_VERSIONS", "SLOTS_MAX", "BATCH_MAX",
-           "MULTI_BATCH_MAX", "SEED_MAX", "check_options", "build_model"]
+           "MULTI_BATCH_MAX", "SEED_MAX", "check_options", "build_model", "stock_slots"]
 
 SLOTS_MAX = 1 << 24
 BATCH_MAX = 524287  # S32_MAX / PAGE_SIZE: BUILD_BUG_ON in mem_cgroup_init
@@ -95,6 +96,12 @@ def check_options(model: str, slots: int, seed: int, batch: int) -> None:
                          "(uint8_t nr_pages[]; BUILD_BUG_ON(MEMCG_CHARGE_BATCH > S8_MAX))")
 
 
+def stock_slots(model: str, slots: int) -> int | None:
+    """The ``--slots`` that sizes ``model``'s memcg stocks, or None for a model without
+    slots (the argument of :func:`memcglab.trace.check_stock_slots`)."""
+    return slots if MODELS[model].multi else None
+
+
 def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: int = 0,
                 batch: int = 64, observer: Observer | None = None,
                 policy: str | None = None) -> MemcgCharge:
@@ -105,6 +112,9 @@ def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: in
     (the faithful port only; the compiled engine knows the contract's models).
     """
     check_options(model, slots, seed, batch)
+    if MODELS[model].multi and nr_cpus * slots > STOCK_SLOTS_MAX:
+        raise ValueError(f"nr_cpus={nr_cpus} with slots={slots}: {nr_cpus}×{slots} stock slots "
+                         "exceed 2^24 (cpus x slots)")
     obs = observer if observer is not None else Observer()
     if policy is None:
         return MODELS[model].build(nr_cpus, slots, seed, batch, obs)

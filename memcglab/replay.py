@@ -22,7 +22,7 @@ from memcglab.kernel.memcontrol import GFP_KERNEL, MemcgCharge, MemcgEvent
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.page_counter import page_counter_set_max
 from memcglab.kernel.percpu import local_lock, local_unlock
-from memcglab.models import build_model, check_options
+from memcglab.models import build_model, check_options, stock_slots
 from memcglab.trace import (
     OP_CGROUP,
     OP_CHARGE,
@@ -173,7 +173,7 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
     :class:`InvariantViolation` when ``check`` finds a broken invariant.
     """
     check_options(model, slots, seed, batch)
-    validate(trace, single=model == "single")
+    validate(trace, single=model == "single", slots=stock_slots(model, slots))
     replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer, policy)
     replayer.run(trace)
     return replayer.result()

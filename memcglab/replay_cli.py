@@ -12,7 +12,7 @@ import argparse
 import re
 import sys
 
-from memcglab.models import MODEL_NAMES, check_options
+from memcglab.models import MODEL_NAMES, check_options, stock_slots
 from memcglab.trace import TraceError, read_trace
 
 __all__ = ["add_arguments", "run"]
@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
         from memcglab.replay import replay as replay_fn
         reader = read_trace
     try:
-        trace = reader(args.trace, single=args.model == "single")
+        trace = reader(args.trace, single=args.model == "single",
+                       slots=stock_slots(args.model, slots))
     except TraceError as exc:
         sys.stderr.write(f"{exc}\n")
         return 2

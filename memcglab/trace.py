@@ -60,6 +60,8 @@ __all__ = [
     "IRQ_OPS",
     "OBJ_BYTES_MAX",
     "MAX_NODES",
+    "STOCK_SLOTS_MAX",
+    "check_stock_slots",
     "OP_DTYPE",
     "Trace",
     "TraceError",
@@ -97,6 +99,9 @@ IRQ_OPS = (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT, OP_OBJ_CHARGE, OP_OBJ_UNC
 OBJ_BYTES_MAX = 2**29
 #: ``nodes K``: MAX_NUMNODES with x86-64's largest CONFIG_NODES_SHIFT (10)
 MAX_NODES = 1024
+#: the machine's memcg stock slots (cpus x --slots) for the multi* models (the
+#: contract, under --slots)
+STOCK_SLOTS_MAX = 2**24
 
 #: One row per operation line. ``cpu`` is -1 where the operation names none;
 #: ``memcg`` is the memcg operated on (for ``cgroup``, the new ID); ``arg`` is NR for
@@ -136,10 +141,28 @@ class Trace:
     ops: np.ndarray
     source: str = field(default="<memory>")
     nodes: int = 1
+    #: the line of ``cpus N`` in the text (0 for traces built in memory)
+    cpus_line: int = 0
 
     def __post_init__(self) -> None:
         if self.ops.dtype != OP_DTYPE:
             raise TypeError(f"ops must have dtype OP_DTYPE, not {self.ops.dtype}")
+
+
+def check_stock_slots(source: str, line: int, cpus: int, slots: int | None) -> None:
+    """Refuse ``cpus`` CPUs of ``slots`` memcg stock slots each past 2^24 (the contract).
+
+    ``slots`` is None for the models without slots. The error names the ``cpus`` line.
+
+    >>> try:
+    ...     check_stock_slots("t", 2, 64, 2**24)
+    ... except TraceError as exc:
+    ...     print(exc)
+    t:2: cpus 64 with --slots 16777216: 64×16777216 stock slots exceed 2^24 (cpus x slots)
+    """
+    if slots is not None and cpus * slots > STOCK_SLOTS_MAX:
+        raise TraceError(source, line, f"cpus {cpus} with --slots {slots}: {cpus}×{slots} "
+                                       "stock slots exceed 2^24 (cpus x slots)")
 
 
 def node_of(trace: Trace, cpu: int) -> int:
@@ -292,10 +315,13 @@ def _integer(checker: _Checker, line: int, token: str, what: str, low: int, high
     return int(significant or "0")
 
 
-def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = False) -> Trace:
+def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = False,
+               slots: int | None = None) -> Trace:
     """Parse and validate a whole trace; raise :class:`TraceError` at the first error.
 
-    ``single`` rejects ``nested``, as the ``single`` model requires.
+    ``single`` rejects ``nested``, as the ``single`` model requires. ``slots`` (the
+    ``--slots`` of a ``multi*`` model) refuses, at its line, a ``cpus`` line whose
+    CPUs would hold more than 2^24 stock slots (:func:`check_stock_slots`).
     """
     checker = _Checker(source, single)
     if isinstance(text, bytes):
@@ -309,7 +335,7 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
         lines.pop()
     rows: list[tuple] = []
     seen_cpus = seen_nodes = False
-    nodes = 1
+    nodes, cpus_line = 1, 0
     for number, raw in enumerate(lines, start=1):
         if raw.endswith("\r"):
             raw = raw[:-1]
@@ -330,7 +356,8 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
             if len(args) != 1:
                 raise checker.fail(number, "'cpus' takes exactly one field: cpus N")
             checker.cpus = _integer(checker, number, args[0], "cpus", 1, MAX_CPUS)
-            seen_cpus = True
+            check_stock_slots(source, number, checker.cpus, slots)
+            seen_cpus, cpus_line = True, number
             continue
         if keyword == "nodes":
             nodes = _nodes_line(checker, number, args, seen_cpus, seen_nodes, bool(rows))
@@ -395,7 +422,7 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
         raise checker.fail(1, f"empty trace: the first line must be exactly {HEADER!r}")
     if not seen_cpus:
         raise checker.fail(len(lines), "missing 'cpus N' line")
-    return Trace(checker.cpus, np.array(rows, dtype=OP_DTYPE), source, nodes)
+    return Trace(checker.cpus, np.array(rows, dtype=OP_DTYPE), source, nodes, cpus_line)
 
 
 def _nodes_line(checker: _Checker, number: int, args: list[str], seen_cpus: bool,
@@ -420,8 +447,9 @@ def _check_nodes(checker: _Checker, line: int, nodes: int) -> None:
                                  "cpus a multiple of K)")
 
 
-def read_trace(path: str, *, single: bool = False) -> Trace:
-    """Read and validate a trace file (``-`` reads standard input)."""
+def read_trace(path: str, *, single: bool = False, slots: int | None = None) -> Trace:
+    """Read and validate a trace file (``-`` reads standard input); options as
+    :func:`parse_text`."""
     import sys
 
     if path == "-":
@@ -432,14 +460,16 @@ def read_trace(path: str, *, single: bool = False) -> Trace:
                 data = fh.read()
         except OSError as exc:
             raise TraceError(path, 0, f"cannot read trace: {exc.strerror}") from None
-    return parse_text(data, path, single=single)
+    return parse_text(data, path, single=single, slots=slots)
 
 
-def validate(trace: Trace, *, single: bool = False) -> None:
-    """Check an in-memory trace (e.g. from a generator) by the rules of the text format."""
+def validate(trace: Trace, *, single: bool = False, slots: int | None = None) -> None:
+    """Check an in-memory trace (e.g. from a generator) by the rules of the text format;
+    options as :func:`parse_text`."""
     checker = _Checker(trace.source, single)
     if not 1 <= trace.cpus <= MAX_CPUS:
         raise checker.fail(0, f"cpus {trace.cpus} out of range 1..{MAX_CPUS}")
+    check_stock_slots(trace.source, trace.cpus_line, trace.cpus, slots)
     checker.cpus = trace.cpus
     _check_nodes(checker, 0, trace.nodes)
     for index, row in enumerate(trace.ops.tolist()):

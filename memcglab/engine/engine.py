@@ -37,8 +37,8 @@ from memcglab.engine.state import (
 )
 from memcglab.engine.validate import ChunkValidator
 from memcglab.events import ChargeEvents
-from memcglab.models import check_options
-from memcglab.trace import OP_DTYPE, OP_NAMES, Trace
+from memcglab.models import check_options, stock_slots
+from memcglab.trace import OP_DTYPE, OP_NAMES, Trace, check_stock_slots
 
 __all__ = ["Engine", "InvariantViolation", "replay_compiled", "replay_chunks", "check_args",
            "CHUNK"]
@@ -77,8 +77,11 @@ class Engine:
 
     def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
                  batch: int = 64, check: bool = False, events: bool = False,
-                 source: str = "<memory>", validator: ChunkValidator | None = None) -> None:
+                 source: str = "<memory>", validator: ChunkValidator | None = None,
+                 cpus_line: int = 0) -> None:
         code = check_args(model, slots, seed, batch)
+        # the contract's bound on the machine's stock slots, before anything is allocated
+        check_stock_slots(source, cpus_line, cpus, stock_slots(model, slots))
         self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
         self.source = source
         # A reader that validates as it scans hands over its validator.
@@ -176,7 +179,8 @@ def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: in
     ``memcglab.trace.TraceError`` for a bad trace and :class:`InvariantViolation`
     when ``check`` finds one.
     """
-    engine = Engine(trace.cpus, model, slots, seed, batch, check, events, trace.source)
+    engine = Engine(trace.cpus, model, slots, seed, batch, check, events, trace.source,
+                    cpus_line=trace.cpus_line)
     engine.replay(trace.ops, engine.validate(trace.ops))
     return (engine.result(), engine.events()) if events else engine.result()
 

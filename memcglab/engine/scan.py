@@ -49,11 +49,12 @@ from memcglab.trace import (
 )
 
 __all__ = ["scan", "new_scan_state", "ST_CPUS_SEEN", "ST_CPUS", "ST_ROWS", "ST_BAD_LINE",
-           "ST_BAD_START", "ST_BAD_END", "ST_NODES"]
+           "ST_BAD_START", "ST_BAD_END", "ST_NODES", "ST_CPUS_LINE"]
 
 (ST_CPUS_SEEN, ST_CPUS, ST_ROWS, ST_BAD_LINE, ST_BAD_START, ST_BAD_END, ST_NODES_SEEN,
  ST_NODES) = range(8)
 _ST_TOKENS = 8  # st[8:20]: start/end of up to 6 tokens of the current line
+ST_CPUS_LINE = 20  # the line of ``cpus N``
 
 # Words 0..9 are the operations (their codes), then "cpus", "nested", "max=", "irq" and
 # "nodes" (the last two from docs/trace-extensions.md).
@@ -74,7 +75,7 @@ _BYTES_HI, _NODES_HI = np.uint64(OBJ_BYTES_MAX), np.uint64(MAX_NODES)
 
 def new_scan_state() -> np.ndarray:
     """A fresh scanner state (nothing seen yet)."""
-    return np.zeros(_ST_TOKENS + 12, dtype=np.int64)
+    return np.zeros(ST_CPUS_LINE + 1, dtype=np.int64)
 
 
 @kernel
@@ -146,6 +147,7 @@ def _line(buf, st, ntok, line, out, k):
             return -1
         st[ST_CPUS_SEEN] = 1
         st[ST_CPUS] = np.int64(v)
+        st[ST_CPUS_LINE] = line
         st[ST_NODES] = 1
         return 0
     if w0 == _W_NODES:

@@ -33,6 +33,7 @@ from memcglab.engine.scan import (
     ST_BAD_LINE,
     ST_BAD_START,
     ST_CPUS,
+    ST_CPUS_LINE,
     ST_CPUS_SEEN,
     ST_NODES,
     ST_NODES_SEEN,
@@ -41,7 +42,16 @@ from memcglab.engine.scan import (
 )
 from memcglab.engine.validate import ChunkValidator
 from memcglab.events import ChargeEvents
-from memcglab.trace import HEADER, OP_DTYPE, Trace, TraceError, parse_text, read_trace
+from memcglab.models import stock_slots
+from memcglab.trace import (
+    HEADER,
+    OP_DTYPE,
+    Trace,
+    TraceError,
+    check_stock_slots,
+    parse_text,
+    read_trace,
+)
 
 __all__ = ["parse_text_fast", "read_trace_fast", "replay_text", "BLOCK"]
 
@@ -52,8 +62,8 @@ _HEADER = HEADER.encode()
 class _Reader:
     """Scanner state and exact errors for one text; blocks are fed in order."""
 
-    def __init__(self, source: str, single: bool) -> None:
-        self.source, self.single = source, single
+    def __init__(self, source: str, single: bool, slots: int | None = None) -> None:
+        self.source, self.single, self.slots = source, single, slots
         self.st = new_scan_state()
         self.line = 1  # the header
         self.validator: ChunkValidator | None = None
@@ -73,6 +83,9 @@ class _Reader:
         n, pos, self.line = scan(buf, pos, self.line, final, self.st, out)
         ops = out[:n]
         if self.validator is None and self.st[ST_CPUS_SEEN]:
+            # the contract's bound on the machine's stock slots, at the cpus line, first
+            check_stock_slots(self.source, int(self.st[ST_CPUS_LINE]), int(self.st[ST_CPUS]),
+                              self.slots)
             self.validator = ChunkValidator(int(self.st[ST_CPUS]), self.single, self.source)
         dense = self.validator.check(ops) if self.validator is not None else None
         if self.st[ST_BAD_LINE]:
@@ -100,14 +113,14 @@ class _Reader:
                            f"refused {raw!r} but parse_text does not; please report")
 
 
-def parse_text_fast(text: str | bytes, source: str = "<memory>", *, single: bool = False
-                    ) -> Trace:
+def parse_text_fast(text: str | bytes, source: str = "<memory>", *, single: bool = False,
+                    slots: int | None = None) -> Trace:
     """:func:`memcglab.trace.parse_text` (same result, same errors), compiled."""
     if isinstance(text, str):
         try:
             data = text.encode()
         except UnicodeEncodeError:  # lone surrogates: only parse_text knows what they mean
-            return parse_text(text, source, single=single)
+            return parse_text(text, source, single=single, slots=slots)
     else:
         data = bytes(text)
     if not data.isascii():
@@ -115,24 +128,25 @@ def parse_text_fast(text: str | bytes, source: str = "<memory>", *, single: bool
             data.decode("utf-8")
         except UnicodeDecodeError:
             return parse_text(data, source, single=single)  # raises "not valid UTF-8"
-    reader = _Reader(source, single)
+    reader = _Reader(source, single, slots)
     pos = reader.header(data)
     ops, _, _ = reader.rows(np.frombuffer(data, dtype=np.uint8), pos, final=True)
     if reader.validator is None:
         return parse_text(data, source, single=single)  # raises: no cpus line
-    return Trace(reader.validator.cpus, ops, source, int(reader.st[ST_NODES]))
+    return Trace(reader.validator.cpus, ops, source, int(reader.st[ST_NODES]),
+                 int(reader.st[ST_CPUS_LINE]))
 
 
-def read_trace_fast(path: str, *, single: bool = False) -> Trace:
+def read_trace_fast(path: str, *, single: bool = False, slots: int | None = None) -> Trace:
     """:func:`memcglab.trace.read_trace` (``-`` reads standard input), compiled."""
     if path == "-":
-        return parse_text_fast(sys.stdin.buffer.read(), path, single=single)
+        return parse_text_fast(sys.stdin.buffer.read(), path, single=single, slots=slots)
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
         return read_trace(path, single=single)  # raises its "cannot read trace" error
-    return parse_text_fast(data, path, single=single)
+    return parse_text_fast(data, path, single=single, slots=slots)
 
 
 class _TextStream:
@@ -143,9 +157,10 @@ class _TextStream:
     the rest of the file has been checked.
     """
 
-    def __init__(self, fh: BinaryIO, path: str, single: bool, block: int) -> None:
+    def __init__(self, fh: BinaryIO, path: str, single: bool, block: int,
+                 slots: int | None = None) -> None:
         self.fh, self.path, self.single, self.block = fh, path, single, block
-        self.reader = _Reader(path, single)
+        self.reader = _Reader(path, single, slots)
         self.decoder = codecs.getincrementaldecoder("utf-8")()
         self.newlines = 0  # in the blocks before the current one
 
@@ -217,15 +232,16 @@ def replay_text(path: str, model: str = "multi", slots: int = 7, seed: int = 0,
     Standard input (``-``) is read whole.
     """
     check_args(model, slots, seed, batch)
+    bound = stock_slots(model, slots)
     if path == "-":
-        return replay_compiled(read_trace_fast(path, single=model == "single"), model, slots,
-                               seed, batch, check, events)
+        return replay_compiled(read_trace_fast(path, single=model == "single", slots=bound),
+                               model, slots, seed, batch, check, events)
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError:
         return replay_compiled(read_trace(path), model, slots, seed, batch, check, events)
     with fh:
-        stream = _TextStream(fh, path, model == "single", block)
+        stream = _TextStream(fh, path, model == "single", block, bound)
         engine = None
         for ops, dense in stream:
             if dense is None:

@@ -1,0 +1,101 @@
+"""The replay contract's bound on the machine's stock slots (under ``--slots``).
+
+For a ``multi*`` model a trace whose ``cpus N`` line makes ``N x slots`` exceed 2^24
+is refused at that line, exit 2, with one message line, before anything is
+simulated or printed; both engines, the CLI and the Python API.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from memcglab.engine import read_trace_fast, replay_compiled, replay_text
+from memcglab.models import build_model
+from memcglab.replay import replay
+from memcglab.trace import TraceError, parse_text
+
+TEXT = "memcglab-trace 1\n# a comment\n\ncpus 64\ncgroup 1 0\ncharge 0 1 1\nfrob\n"
+MESSAGE = ("t.trace:4: cpus 64 with --slots 16777216: 64×16777216 stock slots exceed 2^24 "
+           "(cpus x slots)")
+
+
+@pytest.fixture
+def trace_file(tmp_path):
+    path = tmp_path / "t.trace"
+    path.write_text(TEXT)
+    return path
+
+
+def _peak_child_kib() -> int:
+    import resource
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+
+
+@pytest.mark.parametrize("engine", ["faithful", "compiled"])
+@pytest.mark.parametrize("model", ["multi", "multi-rr", "multi-lru", "multi-fix2"])
+def test_cli_refuses_at_the_cpus_line(trace_file, engine, model) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "memcglab", "replay", "t.trace", "--model", model,
+         "--slots", "16777216", "--engine", engine],
+        cwd=trace_file.parent, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == MESSAGE + "\n"
+    # Refused before any stock is allocated: far below the 2^30 slots' gigabytes.
+    assert _peak_child_kib() < 400 * 1024
+
+
+def test_cli_accepts_the_bound_itself_and_models_without_slots(trace_file) -> None:
+    text = "memcglab-trace 1\ncpus 2\ncgroup 1 0\ncharge 0 1 1\n"
+    trace_file.write_text(text)
+    for args in (["--slots", "8388608"], ["--model", "pcstock", "--slots", "16777216"],
+                 ["--model", "single", "--slots", "16777216"]):
+        proc = subprocess.run([sys.executable, "-m", "memcglab", "replay", str(trace_file),
+                               *args], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.endswith("}\n")
+
+
+def test_python_api_raises_for_both_engines() -> None:
+    t = parse_text(TEXT.replace("frob\n", ""), "t.trace")
+    for fn in (replay, replay_compiled):
+        with pytest.raises(TraceError) as info:
+            fn(t, "multi", 2**24)
+        assert str(info.value) == MESSAGE
+        fn(t, "pcstock", 2**24)  # no slots: no bound
+    with pytest.raises(ValueError, match="nr_cpus=64 with slots=16777216"):
+        build_model("multi-lru", 64, 2**24)
+
+
+def test_readers_refuse_before_later_errors(trace_file) -> None:
+    for read in (lambda p: read_trace_fast(p, slots=2**24),
+                 lambda p: __import__("memcglab.trace").trace.read_trace(p, slots=2**24)):
+        with pytest.raises(TraceError) as info:
+            read(str(trace_file))
+        assert str(info.value).endswith(MESSAGE.split(":", 1)[1])
+    with pytest.raises(TraceError) as info:
+        replay_text(str(trace_file), "multi", 2**24)
+    assert info.value.line == 4 and "64×16777216 stock slots exceed 2^24" in str(info.value)
+
+
+def test_errors_before_the_cpus_line_still_come_first(trace_file) -> None:
+    trace_file.write_text("memcglab-trace 1\nfrob\ncpus 64\n")
+    with pytest.raises(TraceError) as info:
+        replay_text(str(trace_file), "multi", 2**24)
+    assert info.value.line == 2 and "unknown word" in info.value.message
+
+
+def test_docs_copy_of_the_contract_equals_the_shared_one_apart_from_its_note() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    shared = root.parent / "shared" / "spec" / "replay-contract.md"
+    if not shared.exists():
+        pytest.skip(f"{shared} is not beside this checkout")
+    doc = (root / "docs" / "replay-contract.md").read_text()
+    start = doc.index("```{note}")
+    end = doc.index("```\n", start + 9) + 4
+    assert doc[:start].rstrip("\n") + "\n\n" + doc[end:].lstrip("\n") == shared.read_text()
