@@ -8,8 +8,8 @@ import pytest
 
 from memcglab.plots import captions
 from memcglab.studies import claim_kind, read_claims, read_counts
-from memcglab.studies.v4_predict import PAIRS, PREDICTION_COLUMNS
-from memcglab.studies.v4_study import PREDICTIONS_FILE, QUICK_CASES
+from memcglab.studies.s06_page_counter_stock_v4.pricing import PAIRS, PREDICTION_COLUMNS
+from memcglab.studies.s06_page_counter_stock_v4.study import PREDICTIONS_FILE, QUICK_CASES
 from tests.notebooks.outputs import NOTEBOOKS, study_outputs
 
 STEM = "06_page_counter_stock_v4"

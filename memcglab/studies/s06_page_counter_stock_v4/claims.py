@@ -5,7 +5,7 @@ the registered madvise prediction beside the simulated TOST, :func:`stale_answer
 says where v4's stocks come close to their bound and where they pass the old one,
 :func:`claims` and :func:`conclusion` turn them, and each pair's priced change, into
 claim rows and sentences, :func:`summary` into sidecar scalars. The study's runs come
-from :mod:`memcglab.studies.v4_study`.
+from :mod:`memcglab.studies.s06_page_counter_stock_v4.study`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ import pandas as pd
 
 from memcglab.stats.verdict_rules import judge
 from memcglab.studies import claim_row
-from memcglab.studies.staleness import CLOSE_FRACTION, PAGE_MIB
-from memcglab.studies.v4_stale import thresholds
+from memcglab.studies.s06_page_counter_stock_v4.stale import thresholds
+from memcglab.studies.s06_page_counter_stock_v4.staleness import CLOSE_FRACTION, PAGE_MIB
 from memcglab.uncertainty import UncertainResult
 
 if TYPE_CHECKING:  # the study's parameters; imported for annotations only
-    from memcglab.studies.v4_study import V4Params
+    from memcglab.studies.s06_page_counter_stock_v4.study import V4Params
 
 __all__ = ["break_even_text", "claims", "comparison", "conclusion", "stale_answer",
            "summary"]

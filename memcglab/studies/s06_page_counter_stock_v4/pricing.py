@@ -3,10 +3,10 @@
 For one (workload, machine, baseline, model) the quantity is the change in throughput
 per flow, in % of the baseline's (a loss is negative), at the workload's flow count:
 each stock's counted load per message (the transfers
-:func:`~memcglab.studies.v4_counts.count_runs` counted, and its cost-model units)
-priced by :func:`memcglab.pricing.throughput_change`. Baseline and model are priced at
-the same point: the same hardware costs, the same modelling alternative and the same
-trace seed, so what differs is the stock.
+:func:`~memcglab.studies.s06_page_counter_stock_v4.counts.count_runs` counted, and its cost-model
+units) priced by :func:`memcglab.pricing.throughput_change`. Baseline and model are priced at the
+same point: the same hardware costs, the same modelling alternative and the same trace seed, so what
+differs is the stock.
 
 The space (:func:`prediction_space`) is :func:`memcglab.pricing.chargepath_space`'s for
 the case: the machine profile's hardware priors, the work outside memcg per message
@@ -14,8 +14,8 @@ the case: the machine profile's hardware priors, the work outside memcg per mess
 flow's cycles on its busiest CPU and the share of shared-line transfers that cross
 sockets, with the case's modelling alternatives (where tasks start, where pages are
 released or acknowledged) and the trace seeds. The case fixes ``cpus_per_flow``. A case
-that is not ``steady`` (:class:`~memcglab.studies.v4_counts.Case`) has no load per
-message, so its change is exactly 0 and its Sobol indices are undefined.
+that is not ``steady`` (:class:`~memcglab.studies.s06_page_counter_stock_v4.counts.Case`) has no
+load per message, so its change is exactly 0 and its Sobol indices are undefined.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import pandas as pd
 
 from memcglab.hardware import MachineProfile
 from memcglab.pricing import FlowLoad, chargepath_space, throughput_change
-from memcglab.studies.v4_counts import CASES
+from memcglab.studies.s06_page_counter_stock_v4.counts import CASES
 from memcglab.uncertainty import Space, UncertainResult, summarise
 
 __all__ = ["PAIRS", "PREDICTION_COLUMNS", "change_fn", "prediction_space", "predict",
@@ -57,8 +57,8 @@ def change_fn(runs: pd.DataFrame, case: str, machine: str, baseline: str, model:
               profile: MachineProfile):
     """The vectorised quantity: % change of ``model``'s throughput per flow vs ``baseline``.
 
-    ``runs`` is :func:`~memcglab.studies.v4_counts.count_runs`' frame; points are grouped
-    by their trace (choice and seed), each group priced in one batch.
+    ``runs`` is :func:`~memcglab.studies.s06_page_counter_stock_v4.counts.count_runs`' frame; points
+    are grouped by their trace (choice and seed), each group priced in one batch.
     """
     sub = runs[(runs["workload"] == case) & (runs["machine"] == machine)]
     cpf = CASES[case].cpus_per_flow

@@ -11,7 +11,7 @@ import pandas as pd
 import seaborn as sns
 
 from memcglab.studies.common.figures import MODEL_PALETTE, new_figure
-from memcglab.studies.staleness import CLOSE_FRACTION, PAGE_MIB
+from memcglab.studies.s06_page_counter_stock_v4.staleness import CLOSE_FRACTION, PAGE_MIB
 
 __all__ = ["counts_figure", "memcg_figure", "predictions_figure", "stale_figure",
            "stale_series_figure", "tost_figure"]

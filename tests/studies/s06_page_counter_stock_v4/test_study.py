@@ -9,17 +9,13 @@ import pytest
 
 from memcglab.hardware import load_profile
 from memcglab.queueing import ChargePathLoad, ChargePathParams, chargepath_throughput
-from memcglab.studies import (
-    check_claims,
-    check_counts,
-    claim_kind,
-    v4_claims,
-    v4_madvise,
-    v4_study,
-    v4_views,
-)
-from memcglab.studies.v4_counts import CASES, count_runs
-from memcglab.studies.v4_predict import (
+from memcglab.studies import check_claims, check_counts, claim_kind
+from memcglab.studies.s06_page_counter_stock_v4 import claims as v4_claims
+from memcglab.studies.s06_page_counter_stock_v4 import madvise as v4_madvise
+from memcglab.studies.s06_page_counter_stock_v4 import study as v4_study
+from memcglab.studies.s06_page_counter_stock_v4 import views as v4_views
+from memcglab.studies.s06_page_counter_stock_v4.counts import CASES, count_runs
+from memcglab.studies.s06_page_counter_stock_v4.pricing import (
     PREDICTION_COLUMNS,
     change_fn,
     predict,

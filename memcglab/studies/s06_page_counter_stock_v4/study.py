@@ -8,20 +8,22 @@ Its benchmark is the same-CPU madvise loop. This study says, before anyone measu
 it, what v4 does where charges and uncharges do not meet on one CPU:
 
 1. exact event counts of every network workload and the madvise loop under the multi
-   stock, the RFC and v4 (:mod:`~memcglab.studies.v4_counts`);
+   stock, the RFC and v4 (:mod:`~memcglab.studies.s06_page_counter_stock_v4.counts`);
 2. the predicted throughput change of each pair from the contention model, with its
    90% interval over the hardware priors, the modelling alternatives and the seeds,
-   its driver and break-even, on two machines (:mod:`~memcglab.studies.v4_predict`),
-   written to ``predictions.parquet`` before any comparison (:func:`write_predictions`);
+   its driver and break-even, on two machines
+   (:mod:`~memcglab.studies.s06_page_counter_stock_v4.pricing`), written to ``predictions.parquet``
+   before any comparison (:func:`write_predictions`);
 3. the pages stranded in stocks when tasks migrate, against the cover letters' bound
    and its claim that coming close "is difficult and rare"
-   (:mod:`~memcglab.studies.v4_stale`);
+   (:mod:`~memcglab.studies.s06_page_counter_stock_v4.stale`);
 4. the series' own madvise test for v4 against the multi stock, at 50 and 15
-   iterations per trial, with study 3's TOST (:mod:`~memcglab.studies.v4_madvise`).
+   iterations per trial, with study 3's TOST
+   (:mod:`~memcglab.studies.s06_page_counter_stock_v4.madvise`).
 
-This module runs them; :mod:`~memcglab.studies.v4_claims` turns the results into the
-comparison, the claim rows and the conclusion, :mod:`~memcglab.studies.v4_views` into
-figures.
+This module runs them; :mod:`~memcglab.studies.s06_page_counter_stock_v4.claims` turns the results
+into the comparison, the claim rows and the conclusion,
+:mod:`~memcglab.studies.s06_page_counter_stock_v4.views` into figures.
 
 >>> p = V4Params.from_notebook(quick=True)
 >>> p.seeds, p.samples, len(p.machines), p.cases
@@ -39,10 +41,10 @@ import pyarrow as pa
 from memcglab.hardware import MachineProfile, load_profile, profiles
 from memcglab.results import write_parquet_atomic
 from memcglab.studies import count_row
-from memcglab.studies import v4_madvise as mad
-from memcglab.studies.v4_counts import CASES, COMPARED, count_runs
-from memcglab.studies.v4_predict import PAIRS, predict, predictions_frame
-from memcglab.studies.v4_stale import StaleConfig, grid, per_memcg, sweep
+from memcglab.studies.s06_page_counter_stock_v4 import madvise as mad
+from memcglab.studies.s06_page_counter_stock_v4.counts import CASES, COMPARED, count_runs
+from memcglab.studies.s06_page_counter_stock_v4.pricing import PAIRS, predict, predictions_frame
+from memcglab.studies.s06_page_counter_stock_v4.stale import StaleConfig, grid, per_memcg, sweep
 from memcglab.uncertainty import UncertainResult
 
 __all__ = ["PREDICTIONS_FILE", "QUICK_CASES", "V4Params", "count_rows", "counts", "madvise",
@@ -64,7 +66,7 @@ def _power_of_two(n: int) -> bool:
 class V4Params:
     """The problem size of study 6. Each default says where it comes from."""
 
-    #: benchmarks (v4_counts.CASES): every network workload of the lab and the madvise loop.
+    #: benchmarks (counts.CASES): every network workload of the lab and the madvise loop.
     cases: tuple[str, ...] = tuple(CASES)
     #: machine profiles (data/hardware/profiles): seed 000's 72-CPU netperf box and a
     #: two-socket 224-thread server of the size regression farms use.
@@ -145,7 +147,8 @@ class V4Params:
 
 
 def counts(p: V4Params) -> pd.DataFrame:
-    """:func:`~memcglab.studies.v4_counts.count_runs` for every case and machine."""
+    """:func:`~memcglab.studies.s06_page_counter_stock_v4.counts.count_runs` for every case and
+    machine."""
     cpus = {name: prof.cpus for name, prof in p.profiles().items()}
     return count_runs(p.cases, cpus, p.size, range(p.seeds), COMPARED)
 
@@ -223,7 +226,8 @@ def write_predictions(results: dict, output_dir: str | Path) -> pd.DataFrame:
 
 
 def stale(p: V4Params) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The stale sweep: ``(runs, series)`` of :func:`~memcglab.studies.v4_stale.sweep`."""
+    """The stale sweep: ``(runs, series)`` of
+    :func:`~memcglab.studies.s06_page_counter_stock_v4.stale.sweep`."""
     c, ops = p.stale_cpus, p.stale_operations
     configs = (grid("sched_migration", p.stale_rates, p.stale_cgroups, c, ops)
                + grid("many_cgroups", p.stale_rates, [k * c for k in p.many_per_cpu], c, ops)
@@ -233,7 +237,8 @@ def stale(p: V4Params) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def memcg_detail(p: V4Params, rate: float = 0.1) -> tuple[StaleConfig, pd.DataFrame]:
     """One sweep point seen per memcg: sched_migration with one memcg per CPU, tasks
-    moving at ``rate`` per own operation (:func:`~memcglab.studies.v4_stale.per_memcg`)."""
+    moving at ``rate`` per own operation
+    (:func:`~memcglab.studies.s06_page_counter_stock_v4.stale.per_memcg`)."""
     cfg = StaleConfig("sched_migration", rate, p.stale_cpus, p.stale_cpus, p.stale_operations)
     return cfg, per_memcg(cfg, samples=p.stale_samples)
 

@@ -8,8 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcglab.engine import replay_compiled
-from memcglab.studies import v4_stale
-from memcglab.studies.staleness import PAGE_MIB, bound_pages, occupancy, summary
+from memcglab.studies.s06_page_counter_stock_v4 import stale as v4_stale
+from memcglab.studies.s06_page_counter_stock_v4.staleness import (
+    PAGE_MIB,
+    bound_pages,
+    occupancy,
+    summary,
+)
 from memcglab.trace import parse_text
 from tests.engine.tracegen import random_trace
 

@@ -5,8 +5,9 @@ netperf mix with moving tasks, a scheduler-like mix of one task per memcg moving
 random other CPU with probability ``migration_rate`` per operation of its own, and
 the same mix with many small memcgs per CPU. Each trace is replayed through the multi
 stock and ``pcstock-v4`` and sampled over time with
-:func:`memcglab.studies.staleness.occupancy`; :func:`sweep` returns one row per run
-with :func:`~memcglab.studies.staleness.summary`'s numbers and the time series.
+:func:`memcglab.studies.s06_page_counter_stock_v4.staleness.occupancy`; :func:`sweep` returns one
+row per run with :func:`~memcglab.studies.s06_page_counter_stock_v4.staleness.summary`'s numbers and
+the time series.
 
 A run's *migrations per task* is ``migration_rate`` times the operations each task
 makes: what the cover letters' "processes bounce across CPUs" counts.
@@ -28,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from memcglab.queueing import trace_parents
-from memcglab.studies.staleness import PAGE_MIB, occupancy, summary
+from memcglab.studies.s06_page_counter_stock_v4.staleness import PAGE_MIB, occupancy, summary
 from memcglab.trace import Trace
 from memcglab.workloads import (
     ManyCgroupsSpec,
@@ -110,8 +111,9 @@ def sweep(configs: Sequence[StaleConfig], models: Sequence[str] = ("multi", "pcs
     """Replay every configuration through every model, sampling the stocks.
 
     Returns ``(runs, series)``: one row per (configuration, model) with the
-    configuration's fields and :func:`~memcglab.studies.staleness.summary`; and the
-    total stocked MiB per sample (``op_fraction``: the share of the trace replayed).
+    configuration's fields and
+    :func:`~memcglab.studies.s06_page_counter_stock_v4.staleness.summary`; and the total stocked MiB
+    per sample (``op_fraction``: the share of the trace replayed).
     """
     rows, series = [], []
     for cfg in configs:
@@ -133,9 +135,9 @@ def per_memcg(cfg: StaleConfig, models: Sequence[str] = ("multi", "pcstock-v4"),
               samples: int = 40) -> pd.DataFrame:
     """Pages each memcg holds in stocks over one configuration's trace, per model.
 
-    :attr:`~memcglab.studies.staleness.Occupancy.memcg` with ``model``, ``stocked_mib``
-    and ``share_of_usage`` (stocked over the memcg's usage) added; the rows of memcgs
-    with children are left out.
+    :attr:`~memcglab.studies.s06_page_counter_stock_v4.staleness.Occupancy.memcg` with ``model``,
+    ``stocked_mib`` and ``share_of_usage`` (stocked over the memcg's usage) added; the rows of
+    memcgs with children are left out.
     """
     trace = cfg.trace()
     inner = set(trace_parents(trace).values())  # ancestors: their usage is their children's
