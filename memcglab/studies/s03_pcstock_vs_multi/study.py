@@ -9,15 +9,15 @@ through the multi stock (``multi``, the "before") and the RFC's stock (``pcstock
 (:func:`memcglab.stats.verdict_003`) and on memcglab's own per-trial times
 (:func:`memcglab.stats.verdict_003_simulated`), unchanged. The simulated difference is
 also priced over the cost priors, the fault's other work and the trials
-(:func:`memcglab.studies.pcstock_predict.madvise_change_fn`) and judged as a ``value``
+(:func:`memcglab.studies.s03_pcstock_vs_multi.pricing.madvise_change_fn`) and judged as a ``value``
 claim with the +-margin equivalence band (:func:`memcglab.stats.judge`).
 
 Beyond the RFC's test: seed 000's netperf receive mix, where a message's pages
 are released decides how the RFC's stock behaves. The scenarios
-(:mod:`memcglab.studies.pcstock_counts`) vary the release (the charging/softirq CPU
+(:mod:`memcglab.studies.s03_pcstock_vs_multi.counts`) vary the release (the charging/softirq CPU
 or the reader's), where the pair starts and whether it migrates together; counts come
 first, then each scenario's throughput change through the contention model
-(:mod:`memcglab.studies.pcstock_predict`), with its 90% interval over the hardware
+(:mod:`memcglab.studies.s03_pcstock_vs_multi.pricing`), with its 90% interval over the hardware
 priors, the work outside memcg, the scenarios and the seeds, its driver and its
 break-even. No published number exists for that mix: those rows are the lab's own
 predictions.
@@ -42,9 +42,9 @@ from memcglab.layout import slot_scan_lines
 from memcglab.stats import judge, verdict_003, verdict_003_simulated
 from memcglab.studies import count_row
 from memcglab.studies.common.measure import lookup_slots, metrics, trial_counts
-from memcglab.studies.pcstock_counts import ALTERNATIVES, count_runs, scenarios
-from memcglab.studies.pcstock_counts import counts as netperf_counts
-from memcglab.studies.pcstock_predict import (
+from memcglab.studies.s03_pcstock_vs_multi.counts import ALTERNATIVES, count_runs, scenarios
+from memcglab.studies.s03_pcstock_vs_multi.counts import counts as netperf_counts
+from memcglab.studies.s03_pcstock_vs_multi.pricing import (
     madvise_change_fn,
     madvise_space,
     predict_netperf,
@@ -80,7 +80,7 @@ class PcstockParams:
     #: handle_mm_fault, page allocation, clear_page, rmap and LRU insertion, and its
     #: share of the MADV_DONTNEED zap and free; about 1 us at 2.5 GHz, a round figure
     #: for a recent x86-64 core (the TOST's trial times; the priced rows draw it from
-    #: pcstock_predict.FAULT_CYCLES, 1500-6000 around this value).
+    #: pricing.FAULT_CYCLES, 1500-6000 around this value).
     fault_cycles: float = 2500.0
     cpu_hz: float = 2.5e9
     #: netperf client counts (one memcg each) and seeds, beyond the RFC's test; the
@@ -88,7 +88,7 @@ class PcstockParams:
     clients: tuple[int, ...] = (6, 18, 36)
     seeds: int = 5
     messages: int = 100_000
-    #: the scenario axes: options of pcstock_counts.ALTERNATIVES (all by default)
+    #: the scenario axes: options of counts.ALTERNATIVES (all by default)
     releases: tuple[str, ...] = ALTERNATIVES["release"]
     placements: tuple[str, ...] = ALTERNATIVES["placement"]
     migrates: tuple[str, ...] = ALTERNATIVES["migrate"]
@@ -173,7 +173,7 @@ def run_madvise(p: PcstockParams) -> pd.DataFrame:
 
 def run_netperf(p: PcstockParams) -> pd.DataFrame:
     """The netperf scenarios (72 CPUs, loopback): one row per (scenario, clients, seed,
-    model), :func:`~memcglab.studies.pcstock_counts.count_runs`' columns plus the first
+    model), :func:`~memcglab.studies.s03_pcstock_vs_multi.counts.count_runs`' columns plus the first
     study's rates priced at ``p.cost`` (``cycles_per_op``, ``walks_per_op``, ...)."""
     runs = count_runs(p.clients, scenarios(p.releases, p.placements, p.migrates),
                       range(p.seeds), p.messages)
@@ -312,7 +312,7 @@ def judged_deltas(preds: dict[str, UncertainResult], v: pd.DataFrame,
 
 def counts(df: pd.DataFrame, p: PcstockParams) -> list[dict]:
     """Exact counts first: the madvise loop's walks and hits per 1000 charges per cgroup
-    count and stock, then the netperf scenarios' (pcstock_counts.counts)."""
+    count and stock, then the netperf scenarios' (counts.counts)."""
     rows = []
     mad = df[df["workload"] == MADVISE]
     for c in p.cgroups:

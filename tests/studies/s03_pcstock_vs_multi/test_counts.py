@@ -9,7 +9,7 @@ from memcglab.cost import CostParams, cycles_per_op
 from memcglab.engine import replay_compiled
 from memcglab.layout import slot_scan_lines
 from memcglab.studies import check_counts
-from memcglab.studies.pcstock_counts import (
+from memcglab.studies.s03_pcstock_vs_multi.counts import (
     ALTERNATIVES,
     RELEASE_PLACEMENTS,
     Scenario,

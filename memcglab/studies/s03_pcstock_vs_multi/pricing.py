@@ -4,13 +4,13 @@
 the change in throughput per flow of the RFC's stock against the multi stock, in %
 (a loss is negative), at the largest client count: each stock's counted load per
 message (the shared page_counter usage lines' transfers that
-:func:`~memcglab.studies.pcstock_counts.count_runs` counted, and its cost-model units)
+:func:`~memcglab.studies.s03_pcstock_vs_multi.counts.count_runs` counted, and its cost-model units)
 priced by :func:`memcglab.pricing.throughput_change`. Both stocks are priced at the
 same point: the same hardware costs, the same scenario and the same trace seed. The
 space is :func:`memcglab.pricing.chargepath_space`'s for ``netperf_rx`` on seed 000's
 72-CPU profile (its hardware priors, ``other_cycles_per_packet``, SMT gain,
 cross-socket share, busiest-CPU share) with this study's scenario axes as
-alternatives (:data:`~memcglab.studies.pcstock_counts.ALTERNATIVES`). A pair that
+alternatives (:data:`~memcglab.studies.s03_pcstock_vs_multi.counts.ALTERNATIVES`). A pair that
 shares a CPU and moves together keeps one hardware thread busy (``cpus_per_flow``
 1, all its cycles on that CPU); every other flow keeps two.
 
@@ -33,7 +33,7 @@ import pandas as pd
 from memcglab.cost import CostParams
 from memcglab.hardware import MachineProfile
 from memcglab.pricing import OTHER_CYCLES, FlowLoad, chargepath_space, throughput_change
-from memcglab.studies.pcstock_counts import ALTERNATIVES, MODELS_COMPARED, Scenario
+from memcglab.studies.s03_pcstock_vs_multi.counts import ALTERNATIVES, MODELS_COMPARED, Scenario
 from memcglab.uncertainty import (
     Alternative,
     Draws,

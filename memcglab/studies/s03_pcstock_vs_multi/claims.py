@@ -15,8 +15,8 @@ import pandas as pd
 
 from memcglab.hardware import load_profile
 from memcglab.studies import claim_row
-from memcglab.studies.pcstock_predict import C2C, c2c_sweep
-from memcglab.studies.pcstock_study import (
+from memcglab.studies.s03_pcstock_vs_multi.pricing import C2C, c2c_sweep
+from memcglab.studies.s03_pcstock_vs_multi.study import (
     DEFAULT_SCENARIO,
     PcstockParams,
     judged,
@@ -144,7 +144,7 @@ def conclusion(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResu
                s: dict, p: PcstockParams) -> str:
     """The conclusion sentences: counts, then prices with intervals, drivers, break-evens.
 
-    ``s`` is :func:`~memcglab.studies.pcstock_study.summary`'s dict.
+    ``s`` is :func:`~memcglab.studies.s03_pcstock_vs_multi.study.summary`'s dict.
     """
     top_c, top_n = max(p.cgroups), max(p.clients)
     mad_eq, pub_eq = bool(s["all_equivalent_madvise"]), bool(s["all_equivalent_published"])

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from memcglab.hardware import load_profile
-from memcglab.studies.pcstock_counts import count_runs, scenarios
-from memcglab.studies.pcstock_predict import (
+from memcglab.studies.s03_pcstock_vs_multi.counts import count_runs, scenarios
+from memcglab.studies.s03_pcstock_vs_multi.pricing import (
     c2c_sweep,
     netperf_space,
     predict_netperf,

@@ -1,6 +1,6 @@
 """Study 3's figures: the counts, the TOST forest, and the priced changes with intervals.
 
-Each function takes :mod:`memcglab.studies.pcstock_study`'s outputs and returns a
+Each function takes :mod:`memcglab.studies.s03_pcstock_vs_multi.study`'s outputs and returns a
 matplotlib Figure; files and captions are :func:`memcglab.plots.finish`'s job.
 """
 
@@ -10,7 +10,7 @@ import pandas as pd
 import seaborn as sns
 
 from memcglab.studies.common.figures import MODEL_PALETTE, new_figure
-from memcglab.studies.pcstock_study import MADVISE, NETPERF, PcstockParams, intervals
+from memcglab.studies.s03_pcstock_vs_multi.study import MADVISE, NETPERF, PcstockParams, intervals
 from memcglab.uncertainty import UncertainResult
 
 __all__ = ["figure_counts", "figure_equivalence", "figure_predictions"]

@@ -10,9 +10,9 @@ from memcglab.cost import CostParams
 from memcglab.engine import replay_compiled
 from memcglab.stats.verdict_rules import VERDICTS
 from memcglab.studies import CLAIM_KEYS, check_claims, check_counts
-from memcglab.studies import pcstock_claims as claims_text
-from memcglab.studies import pcstock_study as study
-from memcglab.studies import pcstock_views as views
+from memcglab.studies.s03_pcstock_vs_multi import claims as claims_text
+from memcglab.studies.s03_pcstock_vs_multi import study as study
+from memcglab.studies.s03_pcstock_vs_multi import views as views
 from memcglab.workloads import madvise_fault
 
 SMALL = study.PcstockParams(cgroups=(1, 4), trials=3, iterations=2, region_pages=64,
@@ -121,7 +121,7 @@ def test_priced_cycles_at_the_study_costs_are_the_measured_ratio(done):
     """Differential: the vectorised cycles change at CostParams() equals the frame's."""
     df, _, preds = done
     r = preds["netperf cycles, task/paired/independent"]
-    from memcglab.studies.pcstock_predict import cycles_change_fn
+    from memcglab.studies.s03_pcstock_vs_multi.pricing import cycles_change_fn
     from memcglab.uncertainty import at_fixed
     fn = cycles_change_fn(df[df["workload"] == study.NETPERF], 6)
     fixed = {k: getattr(CostParams(), k) for k in CostParams.names()}
@@ -134,7 +134,7 @@ def test_priced_cycles_at_the_study_costs_are_the_measured_ratio(done):
 
 def test_priced_madvise_at_the_study_costs_is_the_trial_time_ratio(done):
     df, _, preds = done
-    from memcglab.studies.pcstock_predict import madvise_change_fn
+    from memcglab.studies.s03_pcstock_vs_multi.pricing import madvise_change_fn
     from memcglab.uncertainty import at_fixed
     fn = madvise_change_fn(df[df["workload"] == study.MADVISE], 4)
     fixed = {k: getattr(CostParams(), k) for k in CostParams.names()}
