@@ -24,14 +24,15 @@ from memcglab.kernel.memcg_stock_multi import MultiStock
 from memcglab.kernel.memcg_stock_pcstock import PageCounterStockCharge
 from memcglab.kernel.memcg_stock_pcstock_v4 import PageCounterStockV4Charge
 from memcglab.kernel.memcg_stock_single import SingleStock
-from memcglab.kernel.memcontrol import MemcgCharge
+from memcglab.kernel.memcontrol import REFILLS, MemcgCharge
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.random import RandomStream
 from memcglab.kernel.victim import POLICIES
 from memcglab.trace import STOCK_SLOTS_MAX
 
 __all__ = ["ModelInfo", "MODELS", "MODEL_NAMES", "KERNEL_VERSIONS", "SLOTS_MAX", "BATCH_MAX",
-           "MULTI_BATCH_MAX", "SEED_MAX", "check_options", "build_model", "stock_slots"]
+           "MULTI_BATCH_MAX", "SEED_MAX", "REFILLS", "check_options", "check_refill",
+           "build_model", "stock_slots"]
 
 SLOTS_MAX = 1 << 24
 BATCH_MAX = 524287  # S32_MAX / PAGE_SIZE: BUILD_BUG_ON in mem_cgroup_init
@@ -96,6 +97,13 @@ def check_options(model: str, slots: int, seed: int, batch: int) -> None:
                          "(uint8_t nr_pages[]; BUILD_BUG_ON(MEMCG_CHARGE_BATCH > S8_MAX))")
 
 
+def check_refill(refill: str) -> None:
+    """Raise ValueError unless ``refill`` is one of :data:`REFILLS` (the scenario
+    contract's ``refill`` key: ``always``, ``not-in-irq``, ``never``)."""
+    if refill not in REFILLS:
+        raise ValueError(f"refill={refill!r}: unknown; valid: {', '.join(REFILLS)}")
+
+
 def stock_slots(model: str, slots: int) -> int | None:
     """The ``--slots`` that sizes ``model``'s memcg stocks, or None for a model without
     slots (the argument of :func:`memcglab.trace.check_stock_slots`)."""
@@ -104,14 +112,24 @@ def stock_slots(model: str, slots: int) -> int | None:
 
 def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: int = 0,
                 batch: int = 64, observer: Observer | None = None,
-                policy: str | None = None) -> MemcgCharge:
+                policy: str | None = None, refill: str = "always") -> MemcgCharge:
     """A fresh machine of ``model`` with ``nr_cpus`` CPUs and an empty root memcg.
 
     ``policy`` replaces the victim policy of a ``multi*`` model with any entry of
     :data:`memcglab.kernel.victim.POLICIES`, including ones registered after import
     (the faithful port only; the compiled engine knows the contract's models).
+    ``refill`` is the scenario contract's design key (:data:`REFILLS`), ported into
+    every model's charge path (:meth:`memcglab.kernel.try_charge.ChargePath.charge_batch`).
     """
     check_options(model, slots, seed, batch)
+    check_refill(refill)
+    machine = _build(model, nr_cpus, slots, seed, batch, observer, policy)
+    machine.refill = refill
+    return machine
+
+
+def _build(model: str, nr_cpus: int, slots: int, seed: int, batch: int,
+           observer: Observer | None, policy: str | None) -> MemcgCharge:
     if MODELS[model].multi and nr_cpus * slots > STOCK_SLOTS_MAX:
         raise ValueError(f"nr_cpus={nr_cpus} with slots={slots}: {nr_cpus}×{slots} stock slots "
                          "exceed 2^24 (cpus x slots)")

@@ -22,7 +22,7 @@ from memcglab.kernel.memcontrol import GFP_KERNEL, MemcgCharge, MemcgEvent
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.page_counter import page_counter_set_max
 from memcglab.kernel.percpu import local_lock, local_unlock
-from memcglab.models import build_model, check_options, stock_slots
+from memcglab.models import build_model, check_options, check_refill, stock_slots
 from memcglab.trace import (
     OP_CGROUP,
     OP_CHARGE,
@@ -66,23 +66,27 @@ class Replayer:
 
     def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
                  batch: int = 64, check: bool = False, observer: Observer | None = None,
-                 policy: str | None = None) -> None:
+                 policy: str | None = None, refill: str = "always") -> None:
         check_options(model, slots, seed, batch)
         self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
+        self.refill = refill
         self.check = check
         self.observer = observer if observer is not None else Observer()
-        self.machine = build_model(model, cpus, slots, seed, batch, self.observer, policy)
+        self.machine = build_model(model, cpus, slots, seed, batch, self.observer, policy,
+                                   refill)
         self.held: dict[int, int] = {0: 0}
         self.ops = self.failed_charges = self.set_max_busy = self.short_uncharges = 0
 
     def run(self, trace: Trace) -> None:
         """Replay every operation of ``trace`` (already validated) in order."""
         for index, row in enumerate(trace.ops.tolist()):
-            op, nested, cpu, memcg_id, parent, arg, line, _irq = row
+            op, nested, cpu, memcg_id, parent, arg, line, irq = row
+            self.machine.in_task = not irq  # in_task() for this operation
             if nested and cpu >= 0:
                 self._nested(op, cpu, memcg_id, parent, arg)
             else:
                 self.step(op, cpu, memcg_id, parent, arg)
+            self.machine.in_task = True
             if self.check:
                 problem = conservation_violation(self.machine, self.held)
                 if problem is not None:
@@ -141,7 +145,7 @@ class Replayer:
     def result(self) -> dict[str, Any]:
         """The contract's output object."""
         m, obs = self.machine, self.observer
-        return {
+        out = {
             "model": self.model, "slots": self.slots, "batch": self.batch, "seed": self.seed,
             "ops": self.ops,
             "failed_charges": self.failed_charges,
@@ -158,23 +162,29 @@ class Replayer:
             "counters": {"walks": obs.walks, "stock_hits": obs.stock_hits,
                          "evictions": obs.evictions},
         }
+        if self.refill != "always":  # docs/trace-extensions.md: only when not the default
+            out["refill"] = self.refill
+        return out
 
 
 def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, batch: int = 64,
            check: bool = False, observer: Observer | None = None,
-           policy: str | None = None) -> dict[str, Any]:
+           policy: str | None = None, refill: str = "always") -> dict[str, Any]:
     """Replay ``trace`` through ``model``; return the contract's JSON object.
 
     ``policy`` swaps a ``multi*`` model's victim policy for any registered one
-    (see :func:`memcglab.models.build_model`).
+    (see :func:`memcglab.models.build_model`). ``refill`` is the scenario contract's
+    design key (``always``, ``not-in-irq``, ``never``); any value but ``always``
+    adds a ``refill`` key to the output (docs/trace-extensions.md).
 
     Raises ValueError for invalid options, :class:`~memcglab.trace.TraceError` for
     an invalid trace (``single`` also rejects ``nested``), and
     :class:`InvariantViolation` when ``check`` finds a broken invariant.
     """
     check_options(model, slots, seed, batch)
+    check_refill(refill)
     validate(trace, single=model == "single", slots=stock_slots(model, slots))
-    replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer, policy)
+    replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer, policy, refill)
     replayer.run(trace)
     return replayer.result()
 

@@ -12,7 +12,7 @@ import argparse
 import re
 import sys
 
-from memcglab.models import MODEL_NAMES, check_options, stock_slots
+from memcglab.models import MODEL_NAMES, REFILLS, check_options, stock_slots
 from memcglab.trace import TraceError, read_trace
 
 __all__ = ["add_arguments", "run"]
@@ -29,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slots", default="7", help="slots per CPU for multi* (1..2^24)")
     parser.add_argument("--seed", default="0", help="seed of the victim stream (0..2^64-1)")
     parser.add_argument("--batch", default="64", help="MEMCG_CHARGE_BATCH (1..524287)")
+    parser.add_argument("--refill", default="always", choices=REFILLS,
+                        help="stock refill variant of try_charge_memcg (scenario contract): "
+                             "always (default), not-in-irq, never")
     parser.add_argument("--check", action="store_true",
                         help="verify the conservation invariant after every operation")
     parser.add_argument("--engine", default="faithful", choices=("faithful", "compiled"),
@@ -78,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         result = replay_fn(trace, model=args.model, slots=slots, seed=seed, batch=batch,
-                           check=args.check)
+                           check=args.check, refill=args.refill)
     except InvariantViolation as exc:
         sys.stderr.write(f"{args.trace}:{exc.line}: {exc.message}\n")
         return 1

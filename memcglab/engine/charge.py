@@ -27,7 +27,17 @@ from memcglab.engine.jit import hot, kernel
 from memcglab.engine.pagecounter import mem_cgroup_margin, try_charge_walk
 from memcglab.engine.pcstock import STOCK_HIT, pc_drain_all_stock, pc_try_charge
 from memcglab.engine.pcstock_v4 import v4_drain_all_stock, v4_try_charge_stock
-from memcglab.engine.state import F_MAXEV, G_BATCH, G_HITS, G_MODEL, M_PCSTOCK, M_PCSTOCK_V4
+from memcglab.engine.state import (
+    F_MAXEV,
+    G_BATCH,
+    G_HITS,
+    G_MODEL,
+    G_REFILL,
+    M_PCSTOCK,
+    M_PCSTOCK_V4,
+    R_NEVER,
+    R_NOT_IN_IRQ,
+)
 from memcglab.engine.stocks import consume_stock, memcg_drain_all_stock, refill_stock
 
 __all__ = ["MAX_RECLAIM_RETRIES", "drain_all_stock", "try_charge_memcg"]
@@ -52,23 +62,33 @@ def drain_all_stock(g, mc, ev, sl, pcpu, pcs, root, cpu):
 
 
 @hot
-def try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, nr_pages, cpu, nested):
-    """try_charge_memcg(memcg, GFP_KERNEL, nr_pages): True on success, False for -ENOMEM."""
+def try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, nr_pages, cpu, nested, irq):
+    """try_charge_memcg(memcg, GFP_KERNEL, nr_pages): True on success, False for -ENOMEM.
+
+    ``irq``: the charge runs outside task context (``!in_task()``), which only the
+    ``not-in-irq`` refill variant tests. With ``refill`` other than ``always`` the
+    batch is ``nr_pages`` (not-in-irq: for irq charges; never: for every charge);
+    the page_counter-stock models apply it to their counter's greedy batch.
+    """
     pcstock = g[G_MODEL] == M_PCSTOCK
     v4 = g[G_MODEL] == M_PCSTOCK_V4
     batch = max(g[G_BATCH], nr_pages)
+    # if (!in_task()) batch = nr_pages; (not-in-irq) / the flipped spinning test (never)
+    no_refill = g[G_REFILL] == R_NEVER or (g[G_REFILL] == R_NOT_IN_IRQ and irq)
+    if no_refill:
+        batch = nr_pages
     nr_retries = MAX_RECLAIM_RETRIES
     drained = False
     while True:  # retry:
         if v4:
-            fail = v4_try_charge_stock(g, mc, ev, pcs, m, nr_pages, cpu)
+            fail = v4_try_charge_stock(g, mc, ev, pcs, m, nr_pages, cpu, not no_refill)
             if fail == STOCK_HIT:  # nr_charged == 0: return 0
                 g[G_HITS] += 1
                 return True
             if fail < 0:
                 return True  # handle_high: nothing is over memory.high
         elif pcstock:
-            fail = pc_try_charge(g, mc, ev, pcs, m, nr_pages, cpu, nested)
+            fail = pc_try_charge(g, mc, ev, pcs, m, nr_pages, cpu, nested, not no_refill)
             if fail == STOCK_HIT:
                 g[G_HITS] += 1
                 return True

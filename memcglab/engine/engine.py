@@ -37,7 +37,7 @@ from memcglab.engine.state import (
 )
 from memcglab.engine.validate import ChunkValidator
 from memcglab.events import ChargeEvents
-from memcglab.models import check_options, stock_slots
+from memcglab.models import REFILLS, check_options, check_refill, stock_slots
 from memcglab.trace import OP_DTYPE, OP_NAMES, Trace, check_stock_slots
 
 __all__ = ["Engine", "InvariantViolation", "replay_compiled", "replay_chunks", "check_args",
@@ -78,8 +78,10 @@ class Engine:
     def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
                  batch: int = 64, check: bool = False, events: bool = False,
                  source: str = "<memory>", validator: ChunkValidator | None = None,
-                 cpus_line: int = 0) -> None:
+                 cpus_line: int = 0, refill: str = "always") -> None:
         code = check_args(model, slots, seed, batch)
+        check_refill(refill)
+        self.refill = refill
         # the contract's bound on the machine's stock slots, before anything is allocated
         check_stock_slots(source, cpus_line, cpus, stock_slots(model, slots))
         self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
@@ -87,7 +89,7 @@ class Engine:
         # A reader that validates as it scans hands over its validator.
         self.validator = validator or ChunkValidator(cpus, code == M_SINGLE, source)
         self.state: State = new_state(code, cpus, slots, batch, seed, events=events,
-                                      check=check)
+                                      check=check, refill=REFILLS.index(refill))
         self.replayed = 0
 
     def validate(self, ops: np.ndarray) -> np.ndarray:
@@ -119,8 +121,11 @@ class Engine:
 
     def result(self) -> dict:
         """The replay contract's JSON object for the operations replayed so far."""
-        return contract_dict(self.state, self.validator.ids, self.model, self.slots,
-                             self.seed, self.batch)
+        out = contract_dict(self.state, self.validator.ids, self.model, self.slots,
+                            self.seed, self.batch)
+        if self.refill != "always":  # docs/trace-extensions.md: only when not the default
+            out["refill"] = self.refill
+        return out
 
     def events(self) -> ChargeEvents:
         """Per-CPU and per-memcg event counts (requires ``events=True``)."""
@@ -169,25 +174,26 @@ class Engine:
 
 
 def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0,
-                    batch: int = 64, check: bool = False, events: bool = False
-                    ) -> dict | tuple[dict, ChargeEvents]:
+                    batch: int = 64, check: bool = False, events: bool = False,
+                    refill: str = "always") -> dict | tuple[dict, ChargeEvents]:
     """Replay ``trace`` with the compiled engine: the contract's JSON object.
 
     The same dict as ``memcglab.replay.replay`` (so ``memcglab.replay.dumps`` of
     both is byte-identical). The whole trace is validated first. ``events=True``
     returns ``(dict, ChargeEvents)``. Raises ``ValueError`` for bad options,
     ``memcglab.trace.TraceError`` for a bad trace and :class:`InvariantViolation`
-    when ``check`` finds one.
+    when ``check`` finds one. ``refill`` is the scenario contract's design key, as
+    for ``memcglab.replay.replay``.
     """
     engine = Engine(trace.cpus, model, slots, seed, batch, check, events, trace.source,
-                    cpus_line=trace.cpus_line)
+                    cpus_line=trace.cpus_line, refill=refill)
     engine.replay(trace.ops, engine.validate(trace.ops))
     return (engine.result(), engine.events()) if events else engine.result()
 
 
 def replay_chunks(cpus: int, chunks: Iterable[np.ndarray], model: str = "multi",
                   slots: int = 7, seed: int = 0, batch: int = 64, check: bool = False,
-                  events: bool = False, source: str = "<memory>"
+                  events: bool = False, source: str = "<memory>", refill: str = "always"
                   ) -> dict | tuple[dict, ChargeEvents]:
     """Stream ``OP_DTYPE`` chunks through one engine (state persists between chunks).
 
@@ -195,7 +201,7 @@ def replay_chunks(cpus: int, chunks: Iterable[np.ndarray], model: str = "multi",
     Each chunk is validated before it is replayed, so an error in a later chunk
     still raises before any result is returned.
     """
-    engine = Engine(cpus, model, slots, seed, batch, check, events, source)
+    engine = Engine(cpus, model, slots, seed, batch, check, events, source, refill=refill)
     for chunk in chunks:
         engine.feed(chunk)
     return (engine.result(), engine.events()) if events else engine.result()

@@ -135,7 +135,7 @@ def conservation(g, mc, sl, pcpu, pcs):
 
 
 @kernel
-def run_ops(g, mc, ev, sl, pcpu, pcs, rng, op, nested, cpu, dense, arg):
+def run_ops(g, mc, ev, sl, pcpu, pcs, rng, op, nested, cpu, dense, arg, irq):
     """Replay one validated chunk; return -1, or the row after which --check failed.
 
     ``dense`` is the validator's column (the dense memcg; for ``cgroup``, the dense
@@ -154,7 +154,7 @@ def run_ops(g, mc, ev, sl, pcpu, pcs, rng, op, nested, cpu, dense, arg):
         g[G_OPS] += 1
         if o == OP_CHARGE:
             count(g, ev, E_CHARGES, c, m, 1)
-            if try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, a, c, nested[k]):
+            if try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, a, c, nested[k], irq[k]):
                 mc[F_HELD, m] += a
             else:
                 g[G_FAILED] += 1
@@ -204,4 +204,4 @@ def run_ops(g, mc, ev, sl, pcpu, pcs, rng, op, nested, cpu, dense, arg):
 def run_chunk(s: State, ops: np.ndarray, dense: np.ndarray) -> int:
     """:func:`run_ops` over an ``OP_DTYPE`` chunk and its dense column, on the arrays of ``s``."""
     return run_ops(s.g, s.mc, s.ev, s.sl, s.pcpu, s.pcs, s.rng, ops["op"], ops["nested"],
-                   ops["cpu"], dense, ops["arg"])
+                   ops["cpu"], dense, ops["arg"], ops["irq"])

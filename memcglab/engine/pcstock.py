@@ -43,7 +43,7 @@ STOCK_HIT = -2
 
 
 @hot
-def pc_try_charge(g, mc, ev, pcs, m, nr_pages, cpu, nested):
+def pc_try_charge(g, mc, ev, pcs, m, nr_pages, cpu, nested, refill):
     """page_counter_try_charge() with the RFC 2/8 stock; -2 stock hit, -1 walked, else ``*fail``.
 
     A ``nested`` operation fails every local_trylock: the stock is skipped and the
@@ -59,7 +59,8 @@ def pc_try_charge(g, mc, ev, pcs, m, nr_pages, cpu, nested):
         count(g, ev, E_MISS_ABSENT if stock_pages == 0 else E_MISS_SHORT, cpu, m, 1)
     else:
         count(g, ev, E_MISS_BYPASS, cpu, m, 1)
-    charge = max(mc[F_PCBATCH, m], nr_pages)
+    # refill False: the refill variants make the greedy batch nr_pages
+    charge = max(mc[F_PCBATCH, m], nr_pages) if refill else nr_pages
     while True:  # retry:
         fail = try_charge_walk(g, mc, ev, m, charge, cpu)
         if fail < 0:

@@ -45,7 +45,7 @@ __all__ = ["v4_try_charge_stock", "v4_drain_stock", "v4_drain_all_stock", "v4_cp
 
 
 @hot
-def v4_try_charge_stock(g, mc, ev, pcs, m, nr_pages, cpu):
+def v4_try_charge_stock(g, mc, ev, pcs, m, nr_pages, cpu, refill):
     """page_counter_try_charge_stock() (v4 3/5): -2 stock hit, -1 walked, else ``*fail``.
 
     The stock, then ``max(batch, nr_pages)`` when that exceeds ``nr_pages`` (the
@@ -59,7 +59,7 @@ def v4_try_charge_stock(g, mc, ev, pcs, m, nr_pages, cpu):
         count(g, ev, E_STOCK_HITS, cpu, m, 1)
         return STOCK_HIT
     count(g, ev, E_MISS_ABSENT if old == 0 else E_MISS_SHORT, cpu, m, 1)
-    charge = max(mc[F_PCBATCH, m], nr_pages)
+    charge = max(mc[F_PCBATCH, m], nr_pages) if refill else nr_pages
     if charge > nr_pages:
         if try_charge_walk(g, mc, ev, m, charge, cpu) < 0:
             pcs[m, cpu] += charge - nr_pages  # atomic_add(): at most batch - 1 now

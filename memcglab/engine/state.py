@@ -47,8 +47,11 @@ MODEL_CODES = {name: code for code, name in enumerate(MODELS)}
 
 # Indices into g.
 (G_OPS, G_FAILED, G_BUSY, G_SHORT, G_WARN, G_WALKS, G_HITS, G_EVICT, G_NCPUS, G_NSLOTS,
- G_BATCH, G_MODEL, G_NMEMCG, G_CLOCK, G_EVON, G_CHECK) = range(16)
-G_SIZE = 16
+ G_BATCH, G_MODEL, G_NMEMCG, G_CLOCK, G_EVON, G_CHECK, G_REFILL) = range(17)
+G_SIZE = 17
+
+# g[G_REFILL]: the scenario contract's refill key, in memcglab.models.REFILLS order.
+R_ALWAYS, R_NOT_IN_IRQ, R_NEVER = range(3)
 
 # Rows of mc.
 (F_PARENT, F_DEPTH, F_USAGE, F_WATERMARK, F_MAX, F_MAXEV, F_HELD, F_LASTW, F_PCBATCH,
@@ -94,9 +97,10 @@ def _memcg_block(cap: int) -> np.ndarray:
 
 
 def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity: int = 16,
-              events: bool = False, check: bool = False) -> State:
+              events: bool = False, check: bool = False, refill: int = R_ALWAYS) -> State:
     """A fresh engine: only the root memcg (dense index 0) exists, every stock empty."""
     g = np.zeros(G_SIZE, dtype=np.int64)
+    g[G_REFILL] = refill
     g[G_NCPUS], g[G_NSLOTS], g[G_BATCH], g[G_MODEL] = cpus, slots, batch, model
     g[G_NMEMCG], g[G_EVON], g[G_CHECK] = 1, int(events), int(check)
     cap = max(capacity, 1)

@@ -42,7 +42,7 @@ from memcglab.engine.scan import (
 )
 from memcglab.engine.validate import ChunkValidator
 from memcglab.events import ChargeEvents
-from memcglab.models import stock_slots
+from memcglab.models import check_refill, stock_slots
 from memcglab.trace import (
     HEADER,
     OP_DTYPE,
@@ -225,21 +225,23 @@ class _TextStream:
 
 def replay_text(path: str, model: str = "multi", slots: int = 7, seed: int = 0,
                 batch: int = 64, check: bool = False, events: bool = False,
-                block: int = BLOCK) -> dict | tuple[dict, ChargeEvents]:
+                block: int = BLOCK, refill: str = "always") -> dict | tuple[dict, ChargeEvents]:
     """Replay a trace file block by block, in bounded memory.
 
     Same result and same errors as ``replay_compiled(read_trace(path), ...)``.
     Standard input (``-``) is read whole.
     """
     check_args(model, slots, seed, batch)
+    check_refill(refill)
     bound = stock_slots(model, slots)
     if path == "-":
         return replay_compiled(read_trace_fast(path, single=model == "single", slots=bound),
-                               model, slots, seed, batch, check, events)
+                               model, slots, seed, batch, check, events, refill)
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError:
-        return replay_compiled(read_trace(path), model, slots, seed, batch, check, events)
+        return replay_compiled(read_trace(path), model, slots, seed, batch, check, events,
+                               refill)
     with fh:
         stream = _TextStream(fh, path, model == "single", block, bound)
         engine = None
@@ -248,7 +250,8 @@ def replay_text(path: str, model: str = "multi", slots: int = 7, seed: int = 0,
                 continue
             if engine is None:
                 engine = Engine(stream.reader.validator.cpus, model, slots, seed, batch, check,
-                                events, path, validator=stream.reader.validator)
+                                events, path, validator=stream.reader.validator,
+                                cpus_line=int(stream.reader.st[ST_CPUS_LINE]), refill=refill)
             engine.replay(ops, dense)
     assert engine is not None
     return (engine.result(), engine.events()) if events else engine.result()

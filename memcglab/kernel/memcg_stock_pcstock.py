@@ -83,7 +83,10 @@ class PageCounterStockCharge(CounterStockViews, MemcgCharge):
 
     def charge_counters(self, memcg: MemCgroup, nr_pages: int, cpu: int
                         ) -> tuple[bool, PageCounter | None]:
-        return page_counter_try_charge(memcg.memory, nr_pages, cpu)
+        """The RFC's stock-aware page_counter_try_charge(); the refill variants (the
+        scenario contract's ``refill``) decide its ``max(batch, nr_pages)`` there."""
+        return page_counter_try_charge(memcg.memory, nr_pages, cpu,
+                                       refill=not self.skips_refill(True))
 
     def consume_stock(self, memcg: MemCgroup, nr_pages: int, cpu: int) -> bool:
         """Deleted by RFC 5/8: the stock is consulted inside page_counter_try_charge()."""

@@ -78,8 +78,9 @@ class PageCounterStockV4Charge(CounterStockViews, MemcgCharge):
         """
         loop = ChargeRetry(allow_spinning=gfpflags_allow_spinning(gfp))
         while True:  # retry:
-            ok, counter, nr_charged = page_counter_try_charge_stock(memcg.memory, nr_pages,
-                                                                    cpu)
+            # the refill variants decide page_counter_try_charge_stock()'s greedy batch
+            ok, counter, nr_charged = page_counter_try_charge_stock(
+                memcg.memory, nr_pages, cpu, refill=not self.skips_refill(loop.allow_spinning))
             if ok:
                 if not nr_charged:
                     self.observer.stock_hit(cpu, memcg.id, nr_pages)

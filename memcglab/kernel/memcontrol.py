@@ -51,7 +51,7 @@ from memcglab.kernel.page_counter import (
     page_counter_set_low,
     page_counter_set_min,
 )
-from memcglab.kernel.try_charge import ChargePath, ChargeRetry
+from memcglab.kernel.try_charge import REFILLS, ChargePath, ChargeRetry
 
 __all__ = [
     "MEMCG_CHARGE_BATCH",
@@ -64,6 +64,7 @@ __all__ = [
     "MemcgCharge",
     "TaskStruct",
     "ChargeRetry",
+    "REFILLS",
     "for_each_mem_cgroup_tree",
     "gfpflags_allow_blocking",
     "gfpflags_allow_spinning",
@@ -76,7 +77,10 @@ class MemcgCharge(ChargePath, abc.ABC):
     """The charge-path state of one machine: memcgs, per-CPU stocks, the charge code.
 
     Subclasses port one era's stock. ``batch`` stands for ``MEMCG_CHARGE_BATCH``,
-    a build-time constant the replay lets a user vary.
+    a build-time constant the replay lets a user vary. ``refill`` is the scenario
+    contract's design key (:data:`REFILLS`, see :meth:`ChargePath.charge_batch`);
+    ``in_task`` is ``in_task()`` for the operation running now (False for a trace
+    operation with the ``irq`` word).
     """
 
     kernel_version = ""
@@ -88,6 +92,8 @@ class MemcgCharge(ChargePath, abc.ABC):
         self.observer = observer if observer is not None else Observer()
         self.percpu_charge_mutex = False  # static DEFINE_MUTEX(percpu_charge_mutex)
         self.current = TaskStruct()
+        self.refill = "always"
+        self.in_task = True
         self.memcgs: dict[int, MemCgroup] = {}
         self.root_mem_cgroup = self.mem_cgroup_css_alloc(0, None)
         self.mem_cgroup_css_online(self.root_mem_cgroup)

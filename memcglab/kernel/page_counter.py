@@ -212,8 +212,8 @@ def page_counter_charge(counter: PageCounter, nr_pages: int) -> None:
         c = c.parent
 
 
-def page_counter_try_charge(counter: PageCounter, nr_pages: int, cpu: int = 0
-                            ) -> tuple[bool, PageCounter | None]:
+def page_counter_try_charge(counter: PageCounter, nr_pages: int, cpu: int = 0,
+                            refill: bool = True) -> tuple[bool, PageCounter | None]:
     """Try to hierarchically charge ``nr_pages``: port of page_counter_try_charge().
 
     mm/page_counter.c (2026) with the stock of RFC 2/8 ("use page_counter_stock in
@@ -222,6 +222,9 @@ def page_counter_try_charge(counter: PageCounter, nr_pages: int, cpu: int = 0
     at the exact size on failure. The kernel returns bool and sets ``*fail``;
     here the pair ``(ok, fail)`` is returned. The 2026 tree's optional
     ``nr_charged`` out-parameter has no caller in this port and is left out.
+    ``refill=False`` is the scenario contract's refill variant ported into the RFC,
+    whose try_charge_memcg has no batch left: the batch is this function's
+    ``max(batch, nr_pages)``, which becomes ``nr_pages`` (the stock is still used).
     """
     charge = nr_pages
     protection = _track_protection(counter)
@@ -237,7 +240,7 @@ def page_counter_try_charge(counter: PageCounter, nr_pages: int, cpu: int = 0
             return True, None
         local_unlock(stock.lock)
 
-    charge = max(counter.batch, nr_pages)
+    charge = max(counter.batch, nr_pages) if refill else nr_pages
 
     while True:  # retry:
         counter.observer.walk(counter, charge, "try_charge")

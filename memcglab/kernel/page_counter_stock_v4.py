@@ -124,8 +124,8 @@ def page_counter_uncharge(counter: PageCounter, nr_pages: int) -> None:
         c = c.parent
 
 
-def page_counter_try_charge_stock(counter: PageCounter, nr_pages: int, cpu: int
-                                  ) -> tuple[bool, PageCounter | None, int]:
+def page_counter_try_charge_stock(counter: PageCounter, nr_pages: int, cpu: int,
+                                  refill: bool = True) -> tuple[bool, PageCounter | None, int]:
     """Port of page_counter_try_charge_stock() (v4 3/5): ``(ok, fail, nr_charged)``.
 
     First this CPU's stock, by an ``atomic_try_cmpxchg`` loop while it holds at
@@ -134,6 +134,9 @@ def page_counter_try_charge_stock(counter: PageCounter, nr_pages: int, cpu: int
     more than ``nr_pages`` and put the surplus into this CPU's stock with
     ``atomic_add``; if that fails, or there is no surplus to gain, charge exactly
     ``nr_pages`` (``charge_exact:``). ``fail`` is the counter of the last walk.
+    ``refill=False`` is the scenario contract's refill variant ported into v4, whose
+    try_charge_memcg has no batch left: the greedy ``max(batch, nr_pages)`` becomes
+    ``nr_pages``, so the charge goes straight to ``charge_exact``.
     """
     fail: PageCounter | None = None
     charge = 0
@@ -146,6 +149,8 @@ def page_counter_try_charge_stock(counter: PageCounter, nr_pages: int, cpu: int
             stock.nr_pages = old - nr_pages
             return True, None, charge  # out_success: *nr_charged = 0
         charge = max(counter.batch, nr_pages)  # max_t(unsigned long, READ_ONCE(batch), ..)
+        if not refill:
+            charge = nr_pages  # the refill variant: no surplus for the stock
         exact = charge <= nr_pages
         if not exact:
             ok, fail = page_counter_try_charge(counter, charge)

@@ -43,7 +43,14 @@ from memcglab.kernel.page_counter import (
     page_counter_uncharge,
 )
 
-__all__ = ["ChargePath", "ChargeRetry"]
+__all__ = ["ChargePath", "ChargeRetry", "REFILLS"]
+
+#: The scenario contract's ``refill`` design key: ``always`` is the kernel as the
+#: models port it; ``not-in-irq`` is "memcg: skip stock refill in irq context" (Shakeel
+#: Butt, 2023 test patch): try_charge_memcg starts with ``if (!in_task()) batch =
+#: nr_pages;``; ``never`` is the flipped gfpflags_allow_spinning() test (March 2025):
+#: every charge uses ``batch = nr_pages``. Uncharges reach the stock as in the model.
+REFILLS = ("always", "not-in-irq", "never")
 
 
 @dataclass(slots=True)
@@ -100,8 +107,28 @@ class ChargePath:
         return page_counter_try_charge(memcg.memory, nr_pages, cpu)
 
     def charge_batch(self, nr_pages: int) -> int:
-        """``batch = max(MEMCG_CHARGE_BATCH, nr_pages)``: the first charge trial's size."""
-        return max(self.batch, nr_pages)
+        """``batch = max(MEMCG_CHARGE_BATCH, nr_pages)``: the first charge trial's size.
+
+        With ``refill = "not-in-irq"`` the next line of the variant follows: ``if
+        (!in_task()) batch = nr_pages;``, so a charge in interrupt or softirq context
+        takes only what it needs and never refills (or switches) the stock.
+        """
+        batch = max(self.batch, nr_pages)
+        if self.refill == "not-in-irq" and not self.in_task:
+            batch = nr_pages
+        return batch
+
+    def skips_refill(self, allow_spinning: bool) -> bool:
+        """Whether the refill variant in use makes this charge use ``batch = nr_pages``.
+
+        The page_counter-stock models decide the batch inside the counter's charge
+        (RFC 2/8 page_counter_try_charge, v4 3/5 page_counter_try_charge_stock, as
+        ``max(counter->batch, nr_pages)``); they take this answer there, so the
+        stock is still consulted first and never refilled.
+        """
+        if self.refill == "never":
+            return allow_spinning  # the flipped test: if (gfpflags_allow_spinning(gfp))
+        return self.refill == "not-in-irq" and not self.in_task
 
     def try_charge_memcg(self, memcg: MemCgroup, gfp: Gfp, nr_pages: int, cpu: int) -> int:
         """Port of try_charge_memcg() (6.18.y / linux-mm 030321517fd4): 0 or -ENOMEM.
@@ -117,7 +144,9 @@ class ChargePath:
         while True:  # retry:
             if self.consume_stock(memcg, nr_pages, cpu):
                 return 0
-            if not loop.allow_spinning:
+            # refill = "never" flips this test (March 2025): if (allow_spinning), which
+            # GFP_KERNEL always passes, so every charge takes batch = nr_pages.
+            if (loop.allow_spinning if self.refill == "never" else not loop.allow_spinning):
                 batch = nr_pages  # avoid the refill and flush of the older stock
             ok, counter = self.charge_counters(memcg, batch, cpu)
             if ok:

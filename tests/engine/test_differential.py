@@ -57,3 +57,20 @@ def test_compiled_violation_is_the_faithful_exception_type() -> None:
     with pytest.raises(InvariantViolation) as info:
         replay_compiled(trace, "multi-fix2", 7, 0, 64, check=True)
     assert isinstance(info.value, CompiledViolation)
+
+
+@pytest.mark.parametrize("refill", ["not-in-irq", "never"])
+def test_compiled_equals_faithful_with_refill_variants(refill: str) -> None:
+    from .tracegen import with_irq
+
+    mismatches = []
+    for number in range(60):
+        batch = BATCHES[number % len(BATCHES)]
+        trace = with_irq(random_trace(number, batch=batch, bursts=number % 2 == 1), number)
+        for model in MODELS:
+            t = without_nested(trace) if model == "single" else trace
+            want = dumps(replay(t, model, 7, number, batch, refill=refill))
+            got = dumps(replay_compiled(t, model, 7, number, batch, refill=refill))
+            if got != want:
+                mismatches.append((number, model))
+    assert not mismatches, f"(trace seed, model): {mismatches[:10]}"

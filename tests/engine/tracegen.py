@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from memcglab.trace import (
+    IRQ_OPS,
     MEMCG_ID_MAX,
     OP_CGROUP,
     OP_CHARGE,
@@ -115,8 +116,18 @@ def random_trace(seed: int, n_ops: int | None = None, batch: int = 64,
     return Trace(cpus, ops, f"<random {seed}>")
 
 
+def with_irq(trace: Trace, seed: int, share: float = 0.3) -> Trace:
+    """The same trace with the ``irq`` word on about ``share`` of the operations that
+    take it (a stream of its own, so the trace itself is unchanged)."""
+    rng = np.random.default_rng([seed, 7])
+    ops = trace.ops.copy()
+    eligible = np.isin(ops["op"], IRQ_OPS)
+    ops["irq"] = eligible & (rng.random(len(ops)) < share)
+    return Trace(trace.cpus, ops, trace.source, trace.nodes)
+
+
 def without_nested(trace: Trace) -> Trace:
     """The same trace with every ``nested`` flag cleared (the ``single`` model refuses it)."""
     ops = trace.ops.copy()
     ops["nested"] = False
-    return Trace(trace.cpus, ops, trace.source)
+    return Trace(trace.cpus, ops, trace.source, trace.nodes)
