@@ -1,8 +1,9 @@
 """A published number never enters a simulation.
 
-Simulation, workload, engine, layout and cost modules must not import
-``memcglab.published`` or ``memcglab.stats`` (which reads it), directly or through
-another memcglab module, nor name the data/published directory. Checked statically
+Simulation, workload, engine, layout, cost, pricing, scenario and calibration modules
+must not import ``memcglab.published``, ``memcglab.stats`` or ``memcglab.validation``
+(which read published and development-set measurements), directly or through another
+memcglab module, nor name the data/published or data/validation directories. Checked statically
 over the source with ast, so a module that does not import cleanly yet is still checked.
 """
 
@@ -17,12 +18,13 @@ import pytest
 import memcglab
 
 PKG = Path(memcglab.__file__).resolve().parent
-FORBIDDEN = ("memcglab.published", "memcglab.stats")
+#: the readers of published and development-set measurements
+FORBIDDEN = ("memcglab.published", "memcglab.stats", "memcglab.validation")
 #: the simulation side, as globs relative to the package directory
 SIMULATION = ["kernel/**/*.py", "replay*.py", "trace.py", "engine/**/*.py", "engine.py",
               "workloads/**/*.py", "workloads.py", "layout/**/*.py", "cost.py", "events.py",
               "models.py", "queueing/**/*.py", "hardware/**/*.py", "uncertainty/**/*.py",
-              "probe/**/*.py"]
+              "probe/**/*.py", "scenario/**/*.py", "pricing/**/*.py", "calibration/**/*.py"]
 
 
 def module_name(path: Path, root: Path = PKG) -> str:
@@ -66,6 +68,7 @@ def imports_and_paths(source: str, modname: str, is_package: bool = False
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
             s = node.value.replace("\\", "/")
             if ("data/published" in s or s.strip("/") == "published"
+                    or "data/validation" in s
                     or any(f in s for f in FORBIDDEN)):
                 strings.append(node.value)
     return names, strings
@@ -130,6 +133,7 @@ def test_simulation_module_never_reaches_published_data(path):
     "from .. import stats",
     "from ..published import load",
     "def f():\n    from memcglab.published import load\n",
+    "from memcglab.validation import devset",
 ])
 def test_checker_catches_imports(src):
     names, _ = imports_and_paths(src, "memcglab.kernel.fake")
@@ -141,6 +145,7 @@ def test_checker_catches_imports(src):
     "p = ROOT / 'data' / 'published'",
     "m = importlib.import_module('memcglab.published')",
     "p = f'{root}\\\\data\\\\published\\\\x.csv'",
+    "p = Path('data/validation/cases.csv')",
 ])
 def test_checker_catches_paths(src):
     _, strings = imports_and_paths(src, "memcglab.cost")
