@@ -29,7 +29,7 @@ import pyarrow as pa
 from memcglab.queueing import ChargePathLoad
 from memcglab.results import write_parquet_atomic
 from memcglab.stats.netperf_fit import fit_without, predict
-from memcglab.studies.netperf_prereg import Study01Prereg
+from memcglab.studies.s01_single_vs_multi.prereg import Study01Prereg
 from memcglab.uncertainty import Draws, Space
 
 __all__ = ["ContentionModel", "Evaluation", "Prediction", "loads_from_table",
@@ -42,7 +42,7 @@ _LINE = "line:"
 
 def loads_from_table(table: pd.DataFrame) -> dict[tuple[Any, ...], ChargePathLoad]:
     """The queueing model's load per (release, ancestors, seed, model), from the counts
-    table of :func:`memcglab.studies.netperf_study.run` (its ``line:*`` columns)."""
+    table of :func:`memcglab.studies.s01_single_vs_multi.study.run` (its ``line:*`` columns)."""
     lines = [c for c in table.columns if c.startswith(_LINE)]
     out = {}
     for key, g in table.groupby(["release", "ancestors", "seed", "model"], sort=False):

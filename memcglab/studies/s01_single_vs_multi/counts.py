@@ -1,7 +1,7 @@
 """Study 1's counts: each registered trace replayed, its events counted per message.
 
 For every trace the registration needs (release x ancestors x seed, see
-:meth:`~memcglab.studies.netperf_prereg.Study01Prereg.trace_keys`), every client count
+:meth:`~memcglab.studies.s01_single_vs_multi.prereg.Study01Prereg.trace_keys`), every client count
 and both stock models, the compiled engine replays the netperf receive mix
 (:func:`memcglab.workloads.netperf_rx`) with events on. From the events come the exact
 counts (walks, stock hits, evictions, drains, usage-line transfers per message), the
@@ -10,7 +10,7 @@ split of the transfers into shared lines (one queueing station each) and private
 transfers (:func:`memcglab.cost.cycles_per_op` at ``c2c_transfer = 0``, the profile's
 typical costs). No published number is read here.
 
->>> from memcglab.studies.netperf_prereg import load_prereg
+>>> from memcglab.studies.s01_single_vs_multi.prereg import load_prereg
 >>> r = load_prereg()
 >>> c = count_traces(r, quick=True, clients=(6,), keys=[("task", 1, 0)])
 >>> sorted(c.loads), c.table[["model", "clients"]].values.tolist()
@@ -30,7 +30,7 @@ from memcglab.engine import replay_compiled
 from memcglab.hardware import load_profile
 from memcglab.queueing import ChargePathLoad, line_counts, trace_parents
 from memcglab.studies.common.measure import lookup_slots, metrics, scan_lines
-from memcglab.studies.netperf_prereg import Study01Prereg
+from memcglab.studies.s01_single_vs_multi.prereg import Study01Prereg
 from memcglab.workloads import NetperfRxSpec, netperf_rx
 
 __all__ = ["PROFILE", "TraceCounts", "count_traces", "cost_params"]

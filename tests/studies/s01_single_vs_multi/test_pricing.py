@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from memcglab.queueing.netperf import netperf_load
-from memcglab.studies.netperf_contention import loads_from_table
-from memcglab.studies.netperf_counts import count_traces
-from memcglab.studies.netperf_prereg import load_prereg, prereg_path
+from memcglab.studies.s01_single_vs_multi.counts import count_traces
+from memcglab.studies.s01_single_vs_multi.prereg import load_prereg, prereg_path
+from memcglab.studies.s01_single_vs_multi.pricing import loads_from_table
 
 CLIENTS = (6, 24)
 

@@ -28,11 +28,11 @@ import numpy as np
 import pandas as pd
 
 from memcglab.studies import claim_row, count_row
-from memcglab.studies.netperf_contention import Prediction, predict_with, write_predictions
-from memcglab.studies.netperf_counts import count_traces
-from memcglab.studies.netperf_prereg import Study01Prereg, load_prereg
-from memcglab.studies.netperf_score import Study01Verdict, diagnosis, score
-from memcglab.studies.netperf_views import conclusion, figure, sensitivity
+from memcglab.studies.s01_single_vs_multi.counts import count_traces
+from memcglab.studies.s01_single_vs_multi.prereg import Study01Prereg, load_prereg
+from memcglab.studies.s01_single_vs_multi.pricing import Prediction, predict_with, write_predictions
+from memcglab.studies.s01_single_vs_multi.score import Study01Verdict, diagnosis, score
+from memcglab.studies.s01_single_vs_multi.views import conclusion, figure, sensitivity
 
 __all__ = ["NetperfParams", "run", "counts", "published_without", "published_with",
            "predict", "verdict", "diagnosis", "figure", "sensitivity", "summary",
@@ -126,7 +126,7 @@ def published_with() -> np.ndarray:
 
 def predict(df: pd.DataFrame, p: NetperfParams) -> Prediction:
     """Fit on "without", predict "with" with its band, and write predictions.parquet."""
-    from memcglab.studies.netperf_contention import ContentionModel
+    from memcglab.studies.s01_single_vs_multi.pricing import ContentionModel
     model = ContentionModel(p.prereg, df, published_without())
     pred = predict_with(model, p.seeds, p.samples)
     write_predictions(pred, p.output_dir)

@@ -14,7 +14,7 @@ import pandas as pd
 import seaborn as sns
 
 from memcglab.studies.common.figures import MODEL_PALETTE, new_figure
-from memcglab.studies.netperf_score import Study01Verdict, diagnosis
+from memcglab.studies.s01_single_vs_multi.score import Study01Verdict, diagnosis
 from memcglab.uncertainty import sensitivity_figure
 
 __all__ = ["figure", "sensitivity", "conclusion"]

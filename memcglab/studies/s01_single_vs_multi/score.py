@@ -1,6 +1,6 @@
 """Study 1's scoring: the written prediction against seed 000's "with" column.
 
-Called only after :func:`memcglab.studies.netperf_contention.write_predictions`: the
+Called only after :func:`memcglab.studies.s01_single_vs_multi.pricing.write_predictions`: the
 "with" column enters here and nowhere earlier. Scored as registered
 (``data/preregistration/study01.md``): the MAPE of the median prediction, per row
 whether the 90% band contains the published value (and
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from memcglab.stats.verdict_rules import Verdict, judge
-from memcglab.studies.netperf_contention import Prediction
+from memcglab.studies.s01_single_vs_multi.pricing import Prediction
 from memcglab.uncertainty import UncertainResult, summarise
 
 __all__ = ["Study01Verdict", "diagnosis", "score", "miss_distribution"]

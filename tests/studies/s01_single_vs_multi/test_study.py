@@ -10,14 +10,11 @@ import pytest
 
 from memcglab.stats import netperf_fit
 from memcglab.stats.verdict_rules import VERDICTS
-from memcglab.studies import (
-    check_claims,
-    check_counts,
-    netperf_contention,
-    netperf_counts,
-    netperf_study,
-)
-from memcglab.studies.netperf_contention import PREDICTIONS, ContentionModel
+from memcglab.studies import check_claims, check_counts
+from memcglab.studies.s01_single_vs_multi import counts as netperf_counts
+from memcglab.studies.s01_single_vs_multi import pricing as netperf_contention
+from memcglab.studies.s01_single_vs_multi import study as netperf_study
+from memcglab.studies.s01_single_vs_multi.pricing import PREDICTIONS, ContentionModel
 
 
 @pytest.fixture(scope="module")
@@ -123,8 +120,8 @@ def test_the_diagnosis_divides_the_first_rows_saving_by_the_avoided_walks(study)
 
 def test_the_registered_priors_are_the_machine_profiles():
     from memcglab.hardware import load_profile
-    from memcglab.studies.netperf_counts import PROFILE
-    from memcglab.studies.netperf_prereg import load_prereg
+    from memcglab.studies.s01_single_vs_multi.counts import PROFILE
+    from memcglab.studies.s01_single_vs_multi.prereg import load_prereg
     prof = load_profile(PROFILE).priors
     for pr in load_prereg().priors:
         hw = prof[pr.name]

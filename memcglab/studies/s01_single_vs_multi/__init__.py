@@ -1,0 +1,23 @@
+"""Study 1 (``01_single_vs_multi.ipynb``): seed 000's "with" column predicted from "without".
+
+The contention model is fitted on seed 000's netperf "without" column alone, its
+prediction of the "with" column written down, and only then scored, as
+``data/preregistration/study01.md`` registers (that frozen document names this study's
+modules by their earlier flat paths, ``memcglab.studies.netperf_*``).
+
+* :mod:`~memcglab.studies.s01_single_vs_multi.prereg`: the registration, read from
+  ``study01.toml``;
+* :mod:`~memcglab.studies.s01_single_vs_multi.counts`: each registered trace replayed and
+  counted per message;
+* :mod:`~memcglab.studies.s01_single_vs_multi.pricing`: the contention model fitted on
+  "without" and its written prediction of "with";
+* :mod:`~memcglab.studies.s01_single_vs_multi.score`: the prediction scored against "with";
+* :mod:`~memcglab.studies.s01_single_vs_multi.views`: the figures and the conclusion;
+* :mod:`~memcglab.studies.s01_single_vs_multi.study`: the parameters
+  (:class:`NetperfParams`) and the steps the notebook runs, with the claim and count rows.
+"""
+
+from memcglab.studies.s01_single_vs_multi import counts, prereg, pricing, score, study, views
+from memcglab.studies.s01_single_vs_multi.study import NetperfParams, run
+
+__all__ = ["NetperfParams", "counts", "prereg", "pricing", "run", "score", "study", "views"]
