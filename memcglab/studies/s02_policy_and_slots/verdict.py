@@ -1,12 +1,12 @@
 """Study 2's analysis after the replays: counts, layout, priced advantage per mix, verdict.
 
-:func:`analyse` takes :func:`memcglab.studies.policy_study.run`'s replays and adds,
+:func:`analyse` takes :func:`memcglab.studies.s02_policy_and_slots.study.run`'s replays and adds,
 in the order the notebook shows them: the exact counts
-(:mod:`memcglab.studies.policy_counts`: event rates per policy, slot count and mix,
+(:mod:`memcglab.studies.s02_policy_and_slots.counts`: event rates per policy, slot count and mix,
 and how often a netperf CPU has more active memcgs than slots), the cache lines of
-LRU's recency state (:mod:`memcglab.studies.policy_layout`), and per mix random's
+LRU's recency state (:mod:`memcglab.studies.s02_policy_and_slots.recency`), and per mix random's
 priced throughput advantage over LRU with its 90% interval, Sobol driver and
-break-even values (:mod:`memcglab.studies.policy_pricing`), including the cost of a
+break-even values (:mod:`memcglab.studies.s02_policy_and_slots.pricing`), including the cost of a
 recency write at which LRU and random swap. :func:`verdict` judges seed 000's
 "better by 1% to 3%" per mix by the pre-registered rules
 (:func:`memcglab.stats.verdicts.verdict_lru_random_rules`).
@@ -23,16 +23,25 @@ import pandas as pd
 from memcglab.hardware import load_profile
 from memcglab.stats.verdicts import verdict_lru_random_rules
 from memcglab.studies import claim_row, count_row
-from memcglab.studies import policy_counts as pc
-from memcglab.studies.policy_layout import DEFAULT_LAYOUT, recency_lines, recency_table
-from memcglab.studies.policy_pricing import (
+from memcglab.studies.s02_policy_and_slots import counts as pc
+from memcglab.studies.s02_policy_and_slots.pricing import (
     CLAIM_BAND,
     NETPERF_ALTERNATIVES,
     RecencyBreakEven,
     price_mix,
     recency_break_even,
 )
-from memcglab.studies.policy_study import NETPERF, PolicyParams, netperf_spec, tp_change
+from memcglab.studies.s02_policy_and_slots.recency import (
+    DEFAULT_LAYOUT,
+    recency_lines,
+    recency_table,
+)
+from memcglab.studies.s02_policy_and_slots.study import (
+    NETPERF,
+    PolicyParams,
+    netperf_spec,
+    tp_change,
+)
 from memcglab.uncertainty import Alternative, UncertainResult
 from memcglab.workloads import netperf_rx
 
@@ -44,10 +53,10 @@ __all__ = ["PolicyResults", "analyse", "mix_label", "mix_runs", "verdict", "coun
 class PolicyResults:
     """Everything study 2 computes after the replays (see the module doc).
 
-    ``active``: :func:`~memcglab.studies.policy_counts.active_summary` per netperf
+    ``active``: :func:`~memcglab.studies.s02_policy_and_slots.counts.active_summary` per netperf
     alternative and slot count (1-16 and the study's); ``events``:
-    :func:`~memcglab.studies.policy_counts.event_counts`;
-    ``layouts``: :func:`~memcglab.studies.policy_layout.recency_table`; ``priced``:
+    :func:`~memcglab.studies.s02_policy_and_slots.counts.event_counts`;
+    ``layouts``: :func:`~memcglab.studies.s02_policy_and_slots.recency.recency_table`; ``priced``:
     mix -> random's advantage over LRU in %; ``break_even``: mix -> recency layout ->
     where LRU and random swap as a recency write's cost moves.
     """
@@ -131,7 +140,8 @@ def _default_active(r: PolicyResults, slots: int) -> pd.DataFrame:
 
 def counts(r: PolicyResults, p: PolicyParams) -> list[dict]:
     """The exact count rows: the windows (netperf's default alternative) and event rates
-    (:func:`memcglab.studies.policy_counts.counts`), then the recency state's lines."""
+    (:func:`memcglab.studies.s02_policy_and_slots.counts.counts`), then the recency state's
+    lines."""
     sweep = [s for s in (4, 8) if s in p.slot_counts]
     rows = pc.counts(r.events, _default_active(r, p.slots), p.slots, sweep,
                      p.netperf_clients)
@@ -186,7 +196,7 @@ def claims(r: PolicyResults, v: pd.DataFrame, p: PolicyParams) -> list[dict]:
 
 def summary(r: PolicyResults, v: pd.DataFrame, p: PolicyParams) -> dict:
     """Scalars for the sidecar: this run's policy and slots, counts, prices and verdicts."""
-    from memcglab.studies.policy_study import model_for, needs
+    from memcglab.studies.s02_policy_and_slots.study import model_for, needs
 
     df = r.runs
     out: dict = {"policy": p.policy, "slots": p.slots, "model": model_for(p.policy),

@@ -11,7 +11,7 @@ import pytest
 from memcglab.events import EVENT_NAMES
 from memcglab.hardware import load_profile
 from memcglab.stats.verdicts import verdict_lru_random_rules
-from memcglab.studies import policy_pricing as pp
+from memcglab.studies.s02_policy_and_slots import pricing as pp
 from memcglab.uncertainty import CoefficientTable
 
 PROFILE = load_profile("seed000-72cpu")

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memcglab.studies import check_counts
-from memcglab.studies import policy_counts as pc
+from memcglab.studies.s02_policy_and_slots import counts as pc
 from memcglab.trace import OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT, Trace, make_ops
 
 

@@ -11,10 +11,10 @@ from memcglab.cost import CostParams
 from memcglab.events import EVENT_NAMES
 from memcglab.kernel import victim
 from memcglab.studies import check_claims, check_counts
-from memcglab.studies import policy_study as study
-from memcglab.studies import policy_verdict as pv
-from memcglab.studies import policy_views as views
 from memcglab.studies.common.measure import metrics, scan_lines
+from memcglab.studies.s02_policy_and_slots import study as study
+from memcglab.studies.s02_policy_and_slots import verdict as pv
+from memcglab.studies.s02_policy_and_slots import views as views
 
 SMALL = study.PolicyParams(policy="rr", slots=7, actives=(2, 9), mixes=("uniform", "bursty"),
                            cpus=(1, 3), seeds=2, charges_per_cpu=300,

@@ -14,11 +14,11 @@ each victim policy of
 It answers: how many slots and which policy the 36-client netperf mix needs
 (:func:`needs`); where a second cache line of slots pays for the line it adds to every
 lookup (:func:`second_line`). Every replay keeps its event totals, from which
-:mod:`memcglab.studies.policy_counts` states the exact counts (walks, evictions, hits,
+:mod:`memcglab.studies.s02_policy_and_slots.counts` states the exact counts (walks, evictions, hits,
 recency writes, and how often a CPU has more active memcgs than slots) and
-:mod:`memcglab.studies.policy_pricing` prices random against LRU with the hardware
-priors; :mod:`memcglab.studies.policy_verdict` judges seed 000's claim. The figures
-are in :mod:`memcglab.studies.policy_views`.
+:mod:`memcglab.studies.s02_policy_and_slots.pricing` prices random against LRU with the hardware
+priors; :mod:`memcglab.studies.s02_policy_and_slots.verdict` judges seed 000's claim. The figures
+are in :mod:`memcglab.studies.s02_policy_and_slots.views`.
 
 Cycles per charge here (``cycles_per_op``) are the charge path alone at the typical
 hardware costs (:class:`memcglab.cost.CostParams`), with the layout's lines per scan;
@@ -47,8 +47,8 @@ from memcglab.hardware import profiles
 from memcglab.kernel.victim import POLICIES
 from memcglab.models import MODELS
 from memcglab.studies.common.measure import metrics, scan_lines
-from memcglab.studies.policy_layout import DEFAULT_LAYOUT
-from memcglab.studies.policy_pricing import NETPERF_ALTERNATIVES, coefficient_frame
+from memcglab.studies.s02_policy_and_slots.pricing import NETPERF_ALTERNATIVES, coefficient_frame
+from memcglab.studies.s02_policy_and_slots.recency import DEFAULT_LAYOUT
 from memcglab.workloads import NetperfRxSpec, SyntheticSpec, netperf_rx, synthetic
 from memcglab.workloads.synthetic import MIXES
 
@@ -236,7 +236,7 @@ def run(p: PolicyParams) -> pd.DataFrame:
     :func:`memcglab.studies.common.measure.metrics` (``cycles_per_op`` at the typical costs,
     the charge path alone) and every event total (``ev_<name>``).
 
-    LRU's ``cycles_per_op`` also pays what :mod:`memcglab.studies.policy_pricing` adds
+    LRU's ``cycles_per_op`` also pays what :mod:`memcglab.studies.s02_policy_and_slots.pricing` adds
     to its events: its recency state's line (after ``cached[]``) and its stamp search
     in place of a random draw. ``default`` marks the rows of the default modelling
     alternative (netperf's tasks spread, pages released by the reading task); the other
@@ -273,7 +273,8 @@ def tp_change(df: pd.DataFrame, policy: str, slots: int, workload: str,
               overflow_only: bool = True) -> float:
     """Throughput change of ``policy`` against random, in %, mean over seeds, on a CPU that
     does nothing but charge-path work at the typical costs: an upper bound (the priced
-    comparison, :mod:`memcglab.studies.policy_verdict`, adds the work outside memcg)."""
+    comparison, :mod:`memcglab.studies.s02_policy_and_slots.verdict`, adds the work outside
+    memcg)."""
     w = paired(df, policy, slots, workload, overflow_only)
     return float(((w["random"] / w[policy] - 1) * 100).mean())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memcglab.layout import slot_scan_lines, struct_layout
-from memcglab.studies import policy_layout as pl
+from memcglab.studies.s02_policy_and_slots import recency as pl
 
 
 @pytest.mark.parametrize("slots", range(1, 17))

@@ -1,7 +1,7 @@
 """Study 2's figures: victim policies over active memcgs, slot counts, the priced advantage.
 
-The numbers come from :mod:`memcglab.studies.policy_study` and
-:mod:`memcglab.studies.policy_verdict`; these functions only draw. The claimed band of
+The numbers come from :mod:`memcglab.studies.s02_policy_and_slots.study` and
+:mod:`memcglab.studies.s02_policy_and_slots.verdict`; these functions only draw. The claimed band of
 random's advantage over LRU is the published ``claims`` table's.
 """
 
@@ -12,8 +12,8 @@ import seaborn as sns
 
 from memcglab.published import load
 from memcglab.studies.common.figures import POLICY_PALETTE, new_figure
-from memcglab.studies.policy_study import NETPERF, PolicyParams, second_line
-from memcglab.studies.policy_verdict import PolicyResults, mix_label
+from memcglab.studies.s02_policy_and_slots.study import NETPERF, PolicyParams, second_line
+from memcglab.studies.s02_policy_and_slots.verdict import PolicyResults, mix_label
 from memcglab.uncertainty import sensitivity_figure
 
 __all__ = ["figure_active", "figure_policies", "figure_slots", "figure_sensitivity"]

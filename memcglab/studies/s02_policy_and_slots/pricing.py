@@ -14,7 +14,7 @@ LRU pays three things random does not, on top of its events:
 
 * its recency writes (``lru_writes``, one per slot found or filled), at ``percpu_rmw``
   each, as :mod:`memcglab.cost` prices them;
-* the line its recency state adds (:mod:`memcglab.studies.policy_layout`): with the
+* the line its recency state adds (:mod:`memcglab.studies.s02_policy_and_slots.recency`): with the
   state after ``cached[]`` each recency write touches one more line, with it beside
   ``nr_pages[]`` every scan reads one more; each line read is an ``l1_hit``, as a
   scan's lines are;
@@ -43,7 +43,7 @@ import pandas as pd
 from memcglab.cost import CostParams, coefficients
 from memcglab.events import EVENT_NAMES
 from memcglab.hardware import MachineProfile
-from memcglab.studies.policy_layout import DEFAULT_LAYOUT, recency_lines
+from memcglab.studies.s02_policy_and_slots.recency import DEFAULT_LAYOUT, recency_lines
 from memcglab.uncertainty import (
     Alternative,
     CoefficientTable,
