@@ -1,12 +1,12 @@
 """Study 4's figures, sidecar scalars, count and claim rows and conclusion, from its results.
 
-:mod:`memcglab.studies.layout_study` computes; this module only shows and judges.
+:mod:`memcglab.studies.s04_layout_false_sharing.study` computes; this module only shows and judges.
 Published numbers arrive here as arguments or through the judges: the verdict table of
 :func:`verdict` (:func:`memcglab.stats.verdicts.verdict_004_rules`, the pre-registered
 rules) and seed 004's published table (for the vmpressure sizes), read by the
 notebook; the objdump placements come with the results
-(:func:`memcglab.studies.layout_study.placements`). The thread's words are quoted from
-the published table ``thread_quotes`` (:func:`memcglab.published.quote`).
+(:func:`memcglab.studies.s04_layout_false_sharing.study.placements`). The thread's words are quoted
+from the published table ``thread_quotes`` (:func:`memcglab.published.quote`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from memcglab.published import quote
 from memcglab.stats.verdicts import verdict_004_rules
 from memcglab.studies import claim_row, count_row
 from memcglab.studies.common.figures import new_figure
-from memcglab.studies.layout_pricing import ceiling, poisson_estimate
-from memcglab.studies.layout_study import (
+from memcglab.studies.s04_layout_false_sharing.pricing import ceiling, poisson_estimate
+from memcglab.studies.s04_layout_false_sharing.study import (
     ERAS_004,
     LayoutResults,
     lookup_span,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from memcglab.layout.catalogue import struct_layout
 from memcglab.layout.layout import CACHELINE
 from memcglab.layout.scenario import run_stream
-from memcglab.studies.layout_pricing import (
+from memcglab.studies.s04_layout_false_sharing.pricing import (
     COUNT_COLUMNS,
     PRICE_INPUTS,
     SHARER_GROWTH,

@@ -12,8 +12,8 @@ from memcglab.hardware import load_profile
 from memcglab.published import load
 from memcglab.stats.verdict_rules import VERDICTS
 from memcglab.studies import check_claims, check_counts
-from memcglab.studies import layout_study as ls
-from memcglab.studies import layout_views as lv
+from memcglab.studies.s04_layout_false_sharing import study as ls
+from memcglab.studies.s04_layout_false_sharing import views as lv
 from memcglab.workloads import MremapPageoutSpec
 from memcglab.workloads.mremap_stats import PATHS, READ_RANGE
 

@@ -21,15 +21,15 @@ from the kernel paths of one stressor iteration
 (:func:`coherence_runs`), and the same over a sweep of read rates beside the
 closed-form ceiling (:func:`read_sweep`). :func:`priced` turns the sweep into the
 throughput loss of each layout against the parent with
-:mod:`memcglab.studies.layout_pricing`, propagated over the machine profile's priors,
-the derived read-rate range, the lock-stretch inputs, a modelling alternative and the
-seeds (:func:`memcglab.uncertainty.summarise`); :func:`regressions` keeps the one-point
-price of :class:`memcglab.cost.CostParams`' ``c2c_transfer``. Published numbers read
-here: the two placements (inputs to the layout) and, in :func:`seed004_claim`, the
-values a claim's probability and break-even are measured against; the verdict
-(:func:`memcglab.stats.verdicts.verdict_004_rules`) judges by the pre-registered rules.
+:mod:`memcglab.studies.s04_layout_false_sharing.pricing`, propagated over the machine profile's
+priors, the derived read-rate range, the lock-stretch inputs, a modelling alternative and the seeds
+(:func:`memcglab.uncertainty.summarise`); :func:`regressions` keeps the one-point price of
+:class:`memcglab.cost.CostParams`' ``c2c_transfer``. Published numbers read here: the two placements
+(inputs to the layout) and, in :func:`seed004_claim`, the values a claim's probability and
+break-even are measured against; the verdict (:func:`memcglab.stats.verdicts.verdict_004_rules`)
+judges by the pre-registered rules.
 :class:`LayoutParams` and :func:`run` are here; figures, ``summary``, ``counts``,
-``claims`` and ``conclusion`` are in :mod:`memcglab.studies.layout_views`.
+``claims`` and ``conclusion`` are in :mod:`memcglab.studies.s04_layout_false_sharing.views`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from memcglab.layout.layout import CACHELINE
 from memcglab.layout.percpu import LOOKUP_FIELDS, lookup_lines, slot_table
 from memcglab.layout.scenario import SEED004_FIELDS, run_stream
 from memcglab.published import load
-from memcglab.studies.layout_pricing import (
+from memcglab.studies.s04_layout_false_sharing.pricing import (
     CountTable,
     at_ceiling,
     ceiling,
@@ -174,8 +174,9 @@ def coherence_runs(spec: MremapPageoutSpec, seeds: int | Sequence[int], eras=ERA
 def read_sweep(spec: MremapPageoutSpec, reads: Sequence[float], seeds: int | Sequence[int],
                eras=ERAS_004, config=None) -> pd.DataFrame:
     """:func:`coherence_runs` at each vmstats_percpu read rate (loads per event per CPU),
-    with the closed-form :func:`~memcglab.studies.layout_pricing.ceiling` and
-    :func:`~memcglab.studies.layout_pricing.poisson_estimate` for the shared line."""
+    with the closed-form :func:`~memcglab.studies.s04_layout_false_sharing.pricing.ceiling` and
+    :func:`~memcglab.studies.s04_layout_false_sharing.pricing.poisson_estimate` for the shared
+    line."""
     frames = []
     for k in reads:
         runs = coherence_runs(replace(spec, stat_updates_per_event=float(k)), seeds, eras,
@@ -212,15 +213,15 @@ def regressions(runs: pd.DataFrame, spec: MremapPageoutSpec, cpu_hz: float,
 def priced(sweep: pd.DataFrame, cpus: int, profile: MachineProfile, n: int = 1024,
            reads: ReadRange = READ_RANGE) -> dict[str, UncertainResult]:
     """The regression and the fixed layout's gap, in %, propagated over the priors of
-    :func:`~memcglab.studies.layout_pricing.study_priors` and the sweep's seeds.
+    :func:`~memcglab.studies.s04_layout_false_sharing.pricing.study_priors` and the sweep's seeds.
 
     The regression's claim holds when it lies within the boot-to-boot spread of the
     published value, and its break-even is where it reaches it; the fix's holds when
     its gap is within the published 0.5%. Those published numbers come in through
     :func:`seed004_claim` (a study may read them; the simulation never does).
     ``regression_ceiling`` prices the same with every load of the shared line missing
-    up to the ceiling (:func:`~memcglab.studies.layout_pricing.at_ceiling`): a bound,
-    not a prediction, so no verdict reads it.
+    up to the ceiling (:func:`~memcglab.studies.s04_layout_false_sharing.pricing.at_ceiling`): a
+    bound, not a prediction, so no verdict reads it.
     """
     counts = CountTable.from_runs(sweep)
     bound = CountTable.from_runs(at_ceiling(sweep, cpus))
