@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcglab.studies import CLAIM_KEYS, check_claims, check_counts, claim_kind
-from memcglab.studies import history_study as hs
-from memcglab.studies import history_views as hv
+from memcglab.studies.s05_history import study as hs
+from memcglab.studies.s05_history import views as hv
 from memcglab.trace import OP_CGROUP, OP_CHARGE, OP_UNCHARGE, parse_text
 from memcglab.workloads import NetperfRxSpec, netperf_rx
 

@@ -1,8 +1,8 @@
 """Study 5's figures, sidecar scalars, claim rows and conclusion, from its results.
 
-:mod:`memcglab.studies.history_study` computes; this module only shows. Every word
+:mod:`memcglab.studies.s05_history.study` computes; this module only shows. Every word
 of the conclusion and every verdict that depends on a result is chosen here from
-the numbers in :class:`~memcglab.studies.history_study.HistoryResults`.
+the numbers in :class:`~memcglab.studies.s05_history.study.HistoryResults`.
 
 The claims are the seed 000 thread's words, quoted from the published table
 ``thread_quotes`` (:func:`memcglab.published.quote`): Hugh Dickins' fix 3 (29 Apr 2025),
@@ -18,7 +18,7 @@ import seaborn as sns
 from memcglab.published import load, quote
 from memcglab.studies import claim_row, count_row
 from memcglab.studies.common.figures import MODEL_PALETTE, new_figure
-from memcglab.studies.history_study import BATCH_DEMO, FIX2_DEMO, HistoryResults
+from memcglab.studies.s05_history.study import BATCH_DEMO, FIX2_DEMO, HistoryResults
 from memcglab.trace import OP_CHARGE, OP_UNCHARGE, parse_text
 
 __all__ = ["EXTRA_WALKS_NOTABLE_PCT", "claims", "conclusion", "counts", "figure_batch",

@@ -22,7 +22,7 @@ All replays use the faithful port (:mod:`memcglab.replay`) for the step-by-step
 views and the compiled engine for the mixes (byte-identical results). The study's
 interface follows :mod:`memcglab.studies`: :class:`HistoryParams` (``from_notebook``)
 and :func:`run` here; figures, ``summary``, ``claims`` and ``conclusion`` in
-:mod:`memcglab.studies.history_views`.
+:mod:`memcglab.studies.s05_history.views`.
 """
 
 from __future__ import annotations
