@@ -14,18 +14,18 @@ quick run's (the full run has more traces to pick from, not more points).
 
 The timed calls (each module says what it propagates):
 
-* study 1: :func:`memcglab.studies.netperf_contention.predict_with` on a fresh
-  :class:`~memcglab.studies.netperf_contention.ContentionModel` (the model caches by
+* study 1: :func:`memcglab.studies.s01_single_vs_multi.pricing.predict_with` on a fresh
+  :class:`~memcglab.studies.s01_single_vs_multi.pricing.ContentionModel` (the model caches by
   input point; building it is not timed). It fits ``other_cycles`` and ``c2c_cycles``
   per trace at every point and also evaluates each variant at the typical priors.
-* study 2: :func:`memcglab.studies.policy_pricing.price_mix` for every mix, each mix's
-  replays chosen as :func:`memcglab.studies.policy_verdict.analyse` chooses them.
-* study 3: :func:`memcglab.studies.pcstock_study.predictions` (every priced change of
+* study 2: :func:`memcglab.studies.s02_policy_and_slots.pricing.price_mix` for every mix, each mix's
+  replays chosen as :func:`memcglab.studies.s02_policy_and_slots.verdict.analyse` chooses them.
+* study 3: :func:`memcglab.studies.s03_pcstock_vs_multi.study.predictions` (every priced change of
   the study: one ``summarise`` each).
-* study 4: :func:`memcglab.studies.layout_study.priced` (the regression, the fixed
+* study 4: :func:`memcglab.studies.s04_layout_false_sharing.study.priced` (the regression, the fixed
   layout's gap and the ceiling bound).
-* study 6: :func:`memcglab.studies.v4_study.predict_all` (every workload, machine and
-  pair).
+* study 6: :func:`memcglab.studies.s06_page_counter_stock_v4.study.predict_all` (every workload,
+  machine and pair).
 
 ``summarise`` evaluates more than the sample: its Sobol design adds ``n * (d + 2)``
 evaluations for ``d`` varying inputs, and its break-even and tornado a few more; those
@@ -43,16 +43,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from memcglab.hardware import load_profile
-from memcglab.studies import (
-    layout_study,
-    netperf_study,
-    pcstock_study,
-    policy_study,
-    policy_verdict,
-    v4_study,
-)
-from memcglab.studies.netperf_contention import ContentionModel, predict_with
-from memcglab.studies.policy_pricing import price_mix
+from memcglab.studies.s01_single_vs_multi import study as netperf_study
+from memcglab.studies.s01_single_vs_multi.pricing import ContentionModel, predict_with
+from memcglab.studies.s02_policy_and_slots import study as policy_study
+from memcglab.studies.s02_policy_and_slots import verdict as policy_verdict
+from memcglab.studies.s02_policy_and_slots.pricing import price_mix
+from memcglab.studies.s03_pcstock_vs_multi import study as pcstock_study
+from memcglab.studies.s04_layout_false_sharing import study as layout_study
+from memcglab.studies.s06_page_counter_stock_v4 import study as v4_study
 from memcglab.uncertainty import Space
 
 
