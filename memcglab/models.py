@@ -25,6 +25,9 @@ from memcglab.kernel.memcg_stock_pcstock import PageCounterStockCharge
 from memcglab.kernel.memcg_stock_pcstock_v4 import PageCounterStockV4Charge
 from memcglab.kernel.memcg_stock_single import SingleStock
 from memcglab.kernel.memcontrol import REFILLS, MemcgCharge
+from memcglab.kernel.obj_stock_multi import ObjStockMulti, ObjStockMultiV4
+from memcglab.kernel.obj_stock_pcp import E2, E3, E4_1, ObjStockSingleSlot
+from memcglab.kernel.obj_stock_v615 import ObjStockV615
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.random import RandomStream
 from memcglab.kernel.victim import POLICIES
@@ -32,7 +35,7 @@ from memcglab.trace import STOCK_SLOTS_MAX
 
 __all__ = ["ModelInfo", "MODELS", "MODEL_NAMES", "KERNEL_VERSIONS", "SLOTS_MAX", "BATCH_MAX",
            "MULTI_BATCH_MAX", "SEED_MAX", "REFILLS", "check_options", "check_refill",
-           "build_model", "stock_slots"]
+           "build_model", "stock_slots", "OBJ_ERAS"]
 
 SLOTS_MAX = 1 << 24
 BATCH_MAX = 524287  # S32_MAX / PAGE_SIZE: BUILD_BUG_ON in mem_cgroup_init
@@ -78,6 +81,27 @@ MODELS: dict[str, ModelInfo] = {m.name: m for m in (
               "v4's lock-free atomic_t per-page_counter per-CPU stock (cgroup v2)"),
 )}
 MODEL_NAMES = tuple(MODELS)
+
+#: The obj stock (objcg bytes) of each model, the kernel notes' §11 era tag and the
+#: tree it ports (docs/trace-extensions.md gives the evidence for each mapping).
+OBJ_ERAS: dict[str, str] = {
+    "single": "E1: v6.15 memcg_stock_pcp (combined, one stock_lock)",
+    "multi": "E3: v6.16 obj_stock_pcp (6952350/linux-6.18.y 312d9602fe3e)",
+    "multi-lru": "E3: v6.16 obj_stock_pcp (6952350/linux-6.18.y 312d9602fe3e)",
+    "multi-fix2": "E2: mm-unstable 25 Apr 2025, obj half of the multi-memcg memcg_stock_pcp",
+    "multi-rr": "E4+: linux-mm 030321517fd4, NR_OBJ_STOCK=5, drain_idx, per-node objcgs",
+    "pcstock": "E4-1: the RFC's base (Apr 2026), single slot, per-node objcgs",
+    "pcstock-v4": "E4+ of v4's base (Jun 2026) with v4 4/5's obj_cgroup_uncharge_pages",
+}
+OBJ_STOCKS: dict[str, Callable] = {
+    "single": lambda m, nodes: ObjStockV615(m, nodes),
+    "multi": lambda m, nodes: ObjStockSingleSlot(m, E3, nodes),
+    "multi-lru": lambda m, nodes: ObjStockSingleSlot(m, E3, nodes),
+    "multi-fix2": lambda m, nodes: ObjStockSingleSlot(m, E2, nodes),
+    "multi-rr": lambda m, nodes: ObjStockMulti(m, nodes),
+    "pcstock": lambda m, nodes: ObjStockSingleSlot(m, E4_1, nodes),
+    "pcstock-v4": lambda m, nodes: ObjStockMultiV4(m, nodes),
+}
 KERNEL_VERSIONS = {name: info.kernel_version for name, info in MODELS.items()}
 
 
@@ -112,7 +136,8 @@ def stock_slots(model: str, slots: int) -> int | None:
 
 def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: int = 0,
                 batch: int = 64, observer: Observer | None = None,
-                policy: str | None = None, refill: str = "always") -> MemcgCharge:
+                policy: str | None = None, refill: str = "always", nodes: int = 1
+                ) -> MemcgCharge:
     """A fresh machine of ``model`` with ``nr_cpus`` CPUs and an empty root memcg.
 
     ``policy`` replaces the victim policy of a ``multi*`` model with any entry of
@@ -120,11 +145,17 @@ def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: in
     (the faithful port only; the compiled engine knows the contract's models).
     ``refill`` is the scenario contract's design key (:data:`REFILLS`), ported into
     every model's charge path (:meth:`memcglab.kernel.try_charge.ChargePath.charge_batch`).
+    ``nodes`` splits the CPUs into NUMA nodes (the trace's ``nodes K``); only the 2026
+    eras' per-node objcgs see it. The machine's obj stock is ``machine.obj``, of the
+    era in :data:`OBJ_ERAS`.
     """
     check_options(model, slots, seed, batch)
     check_refill(refill)
+    if not (1 <= nodes <= nr_cpus and nr_cpus % nodes == 0):
+        raise ValueError(f"nodes={nodes}: must divide nr_cpus={nr_cpus} into equal blocks")
     machine = _build(model, nr_cpus, slots, seed, batch, observer, policy)
     machine.refill = refill
+    machine.obj = OBJ_STOCKS[model](machine, nodes)
     return machine
 
 

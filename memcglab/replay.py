@@ -16,6 +16,7 @@ renders it byte for byte.
 from __future__ import annotations
 
 import json
+from collections import deque
 from typing import Any
 
 from memcglab.kernel.memcontrol import GFP_KERNEL, MemcgCharge, MemcgEvent
@@ -29,6 +30,8 @@ from memcglab.trace import (
     OP_CPU_DEAD,
     OP_DRAIN_ALL,
     OP_NAMES,
+    OP_OBJ_CHARGE,
+    OP_OBJ_UNCHARGE,
     OP_OFFLINE,
     OP_SET_MAX,
     OP_UNCHARGE,
@@ -37,7 +40,12 @@ from memcglab.trace import (
     validate,
 )
 
-__all__ = ["InvariantViolation", "Replayer", "replay", "dumps", "conservation_violation"]
+__all__ = ["InvariantViolation", "Replayer", "replay", "dumps", "conservation_violation",
+           "OBJ_COUNTERS"]
+
+#: the obj_counters of the output (docs/trace-extensions.md), besides failed_obj_charges
+OBJ_COUNTERS = ("obj_hits", "obj_misses", "obj_refills", "obj_drains", "obj_evictions",
+                "obj_flushes")
 
 
 class InvariantViolation(Exception):
@@ -49,16 +57,26 @@ class InvariantViolation(Exception):
 
 
 def conservation_violation(machine: MemcgCharge, held: dict[int, int]) -> str | None:
-    """Describe the first memcg whose usage is not held + stocked + children; or None."""
+    """Describe the first memcg whose usage is not held + stocked + kmem + children, the
+    first stock slot out of bounds, or the first objcg whose bytes do not add up; or None.
+
+    ``kmem`` (the pages charged through objcgs, kernel notes §11.11) is 0 in a trace
+    without object operations, so the message then is the contract's.
+    """
     stocked = machine.stocked_pages()
+    kmem = machine.obj.kmem_pages() if machine.obj is not None else {}
     for memcg_id, memcg in machine.memcgs.items():
         children = sum(c.memory.usage for c in memcg.children)
-        expect = held.get(memcg_id, 0) + stocked.get(memcg_id, 0) + children
+        k = kmem.get(memcg_id, 0)
+        expect = held.get(memcg_id, 0) + stocked.get(memcg_id, 0) + k + children
         if memcg.memory.usage != expect:
             return (f"memcg {memcg_id}: usage {memcg.memory.usage} != held "
                     f"{held.get(memcg_id, 0)} + stocked {stocked.get(memcg_id, 0)} "
-                    f"+ children {children}")
-    return machine.slot_violation()
+                    + (f"+ kmem {k} " if k else "") + f"+ children {children}")
+    problem = machine.slot_violation()
+    if problem is None and machine.obj is not None:
+        problem = machine.obj.violation()
+    return problem
 
 
 class Replayer:
@@ -66,16 +84,23 @@ class Replayer:
 
     def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
                  batch: int = 64, check: bool = False, observer: Observer | None = None,
-                 policy: str | None = None, refill: str = "always") -> None:
+                 policy: str | None = None, refill: str = "always", nodes: int = 1) -> None:
         check_options(model, slots, seed, batch)
         self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
         self.refill = refill
         self.check = check
         self.observer = observer if observer is not None else Observer()
         self.machine = build_model(model, cpus, slots, seed, batch, self.observer, policy,
-                                   refill)
+                                   refill, nodes)
         self.held: dict[int, int] = {0: 0}
         self.ops = self.failed_charges = self.set_max_busy = self.short_uncharges = 0
+        self.counts = {"charges": 0, "uncharges": 0, "uncharges_direct": 0,
+                       "obj_charges": 0, "obj_uncharges": 0}
+        # docs/trace-extensions.md: the live objects of each memcg, oldest first, as
+        # [objcg, bytes] runs (a free releases the oldest bytes), and the extra keys
+        self.live: dict[int, deque] = {}
+        self.obj_used = False
+        self.failed_obj_charges = self.short_obj_uncharges = 0
 
     def run(self, trace: Trace) -> None:
         """Replay every operation of ``trace`` (already validated) in order."""
@@ -116,6 +141,7 @@ class Replayer:
             m.mem_cgroup_css_online(memcg)
             self.held[memcg_id] = 0
         elif op == OP_CHARGE:
+            self.counts["charges"] += 1
             if m.try_charge(m.memcgs[memcg_id], GFP_KERNEL, arg, cpu) == 0:
                 self.held[memcg_id] += arg
             else:
@@ -126,10 +152,13 @@ class Replayer:
             self.short_uncharges += arg - release
             if release:
                 self.held[memcg_id] = held - release
+                self.counts["uncharges" if op == OP_UNCHARGE else "uncharges_direct"] += 1
                 if op == OP_UNCHARGE:
                     m.mem_cgroup_sk_uncharge(m.memcgs[memcg_id], release, cpu)
                 else:
                     m.memcg_uncharge(m.memcgs[memcg_id], release, cpu)
+        elif op == OP_OBJ_CHARGE or op == OP_OBJ_UNCHARGE:
+            self._obj(op, cpu, m.memcgs[memcg_id], arg)
         elif op == OP_DRAIN_ALL:
             m.drain_all_stock(m.memcgs[memcg_id], cpu)
         elif op == OP_CPU_DEAD:
@@ -141,6 +170,38 @@ class Replayer:
             m.mem_cgroup_css_offline(m.memcgs[memcg_id])
         else:
             raise ValueError(f"unknown operation code {op}")
+
+    def _obj(self, op: int, cpu: int, memcg, nbytes: int) -> None:
+        """obj_charge: obj_cgroup_charge() of the objcg of ``memcg`` on ``cpu``'s node;
+        obj_uncharge: obj_cgroup_uncharge() of the oldest live bytes (clipped)."""
+        self.obj_used = True
+        obj = self.machine.obj
+        live = self.live.setdefault(memcg.id, deque())
+        if op == OP_OBJ_CHARGE:
+            self.counts["obj_charges"] += 1
+            objcg = obj.objcg(memcg, cpu)
+            if obj.obj_cgroup_charge(objcg, GFP_KERNEL, nbytes, cpu):
+                self.failed_obj_charges += 1
+                return
+            objcg.live_bytes += nbytes
+            if live and live[-1][0] is objcg:
+                live[-1][1] += nbytes
+            else:
+                live.append([objcg, nbytes])
+            return
+        left = nbytes
+        while left and live:
+            objcg, have = live[0]
+            take = min(left, have)
+            if take == have:
+                live.popleft()
+            else:
+                live[0][1] = have - take
+            left -= take
+            objcg.live_bytes -= take
+            self.counts["obj_uncharges"] += 1
+            obj.obj_cgroup_uncharge(objcg, take, cpu)
+        self.short_obj_uncharges += left
 
     def result(self) -> dict[str, Any]:
         """The contract's output object."""
@@ -164,6 +225,13 @@ class Replayer:
         }
         if self.refill != "always":  # docs/trace-extensions.md: only when not the default
             out["refill"] = self.refill
+        if self.obj_used:  # docs/trace-extensions.md: only with object operations
+            calls = obs.calls
+            out["obj_stocks"] = m.obj.stocks_json()
+            out["objcgs"] = m.obj.objcgs_json()
+            out["obj_counters"] = {name: calls.get(name, 0) for name in OBJ_COUNTERS}
+            out["obj_counters"]["failed_obj_charges"] = self.failed_obj_charges
+            out["short_obj_uncharges"] = self.short_obj_uncharges
         return out
 
 
@@ -184,7 +252,8 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
     check_options(model, slots, seed, batch)
     check_refill(refill)
     validate(trace, single=model == "single", slots=stock_slots(model, slots))
-    replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer, policy, refill)
+    replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer, policy, refill,
+                        trace.nodes)
     replayer.run(trace)
     return replayer.result()
 

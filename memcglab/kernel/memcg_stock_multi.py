@@ -84,6 +84,7 @@ class MultiStock(MemcgCharge):
         old = stock.cached[i]
         if old is None:
             return
+        self.observer.call("drain_stock")
         stock_pages = stock.nr_pages[i]
         if stock_pages:
             self.observer.note("drain", stock.cpu, i, old.id, stock_pages)
@@ -109,6 +110,7 @@ class MultiStock(MemcgCharge):
     def refill_stock(self, memcg: MemCgroup, nr_pages: int, cpu: int) -> None:
         """Port of refill_stock() (6.18.y; E4 victim via the policy; fix 2 on request)."""
         assert memcg is not self.root_mem_cgroup  # VM_WARN_ON_ONCE(mem_cgroup_is_root())
+        self.observer.call("refill_stock")
         stock = self.memcg_stock[cpu]
         success = False
         empty_slot = -1
@@ -165,14 +167,38 @@ class MultiStock(MemcgCharge):
         self.percpu_charge_mutex = True
         for c in range(self.nr_cpus):  # for_each_online_cpu()
             memcg_st = self.memcg_stock[c]
+            if self.fix2:
+                # mm-unstable 25 Apr 2025 (seed 000's base): one flag and one work for both
+                # halves; is_drain_needed() asks the obj half first, then the slots.
+                if (self.is_drain_needed(memcg_st, root_memcg)
+                        and not self._test_and_set_flushing(memcg_st)):
+                    self.drain_local_stock(c)
+                continue
             flushing = bool(memcg_st.flags & (1 << FLUSHING_CACHED_CHARGE))
             if (not flushing and self.is_memcg_drain_needed(memcg_st, root_memcg)
                     and not self._test_and_set_flushing(memcg_st)):
                 # c == cpu calls drain_local_memcg_stock() directly; another CPU gets
                 # schedule_drain_work(), whose work the contract runs right away.
                 self.drain_local_memcg_stock(c)
-            # The obj stock half (obj_stock_flush_required) holds no page charges here.
+            self.obj.drain_cpu_if_needed(c, root_memcg)  # the obj stock, same CPU
         self.percpu_charge_mutex = False
+
+    def is_drain_needed(self, stock: MemcgStockPcp, root_memcg: MemCgroup) -> bool:
+        """Port of is_drain_needed() (seed 000, mm-unstable April 2025): the obj half's
+        obj_stock_flush_required(), else a slot of the subtree with pages."""
+        if self.obj.obj_stock_flush_required(self.obj.obj_stock[stock.cpu], root_memcg):
+            return True
+        return self.is_memcg_drain_needed(stock, root_memcg)
+
+    def drain_local_stock(self, cpu: int) -> None:
+        """Port of drain_local_stock() (mm-unstable April 2025), the work of both halves
+        under the one stock_lock (local_lock_irqsave): drain_obj_stock, then every slot."""
+        stock = self.memcg_stock[cpu]
+        local_lock(stock.lock)
+        self.obj.drain_obj_stock(self.obj.obj_stock[cpu], cpu)
+        self.drain_stock_fully(stock)
+        stock.flags &= ~(1 << FLUSHING_CACHED_CHARGE)  # clear_bit()
+        local_unlock(stock.lock)
 
     @staticmethod
     def _test_and_set_flushing(stock: MemcgStockPcp) -> bool:
@@ -181,12 +207,15 @@ class MultiStock(MemcgCharge):
         return old
 
     def memcg_hotplug_cpu_dead(self, cpu: int) -> int:
-        """Port of memcg_hotplug_cpu_dead() (6.18.y): drain fully, no lock (CPU is dead)."""
+        """Port of memcg_hotplug_cpu_dead() (6.18.y): the dead CPU's obj stock, then its
+        memcg stock, no lock (mm-unstable April 2025 took the running CPU's lock for the
+        obj half, which no replayed operation holds)."""
+        self.obj.drain_dead_cpu(cpu)
         self.drain_stock_fully(self.memcg_stock[cpu])
         return 0
 
     def stock_locks(self, cpu: int) -> list[LocalTrylock]:
-        return [self.memcg_stock[cpu].lock]
+        return [self.memcg_stock[cpu].lock, *self.obj.locks(cpu)]
 
     def stocked_pages(self) -> dict[int, int]:
         out: dict[int, int] = {}

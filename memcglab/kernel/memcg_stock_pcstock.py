@@ -111,18 +111,21 @@ class PageCounterStockCharge(CounterStockViews, MemcgCharge):
         self.percpu_charge_mutex = True
         for memcg in for_each_mem_cgroup_tree(root_memcg):
             page_counter_drain_stock(memcg.memory, range(self.nr_cpus))
-        # The obj stock loop that follows holds no page charges here.
+        for c in range(self.nr_cpus):  # "Drain obj_stock on all online CPUs"
+            self.obj.drain_cpu_if_needed(c, root_memcg)
         self.percpu_charge_mutex = False
 
     def memcg_hotplug_cpu_dead(self, cpu: int) -> int:
-        """memcg_hotplug_cpu_dead() after RFC 5/8: every memcg's stock on that CPU."""
+        """memcg_hotplug_cpu_dead() after RFC 5/8: the obj stock, then every memcg's
+        page_counter stock on that CPU."""
+        self.obj.drain_dead_cpu(cpu)
         for memcg in for_each_mem_cgroup_tree(self.root_mem_cgroup):  # for_each_mem_cgroup()
             page_counter_drain_cpu(memcg.memory, cpu)
         return 0
 
     def stock_locks(self, cpu: int) -> list[LocalTrylock]:
-        return [m.memory.stock[cpu].lock for m in self.memcgs.values()
-                if m.memory.stock is not None]
+        return [*(m.memory.stock[cpu].lock for m in self.memcgs.values()
+                  if m.memory.stock is not None), *self.obj.locks(cpu)]
 
     def slot_violation(self) -> str | None:
         for m in self.memcgs.values():

@@ -76,6 +76,7 @@ class PageCounterStockV4Charge(CounterStockViews, MemcgCharge):
         the retry loop the kernel keeps (:meth:`MemcgCharge.reclaim_retry`). The
         memsw charge and uncharge of 2/5 are cgroup v1 only (do_memsw_account()).
         """
+        self.observer.call("try_charge_memcg")
         loop = ChargeRetry(allow_spinning=gfpflags_allow_spinning(gfp))
         while True:  # retry:
             # the refill variants decide page_counter_try_charge_stock()'s greedy batch
@@ -135,17 +136,23 @@ class PageCounterStockV4Charge(CounterStockViews, MemcgCharge):
         for memcg in for_each_mem_cgroup_tree(root_memcg):
             for online_cpu in range(self.nr_cpus):  # for_each_online_cpu(cpu)
                 self.memcg_drain_stock(memcg, online_cpu)
+        for c in range(self.nr_cpus):  # the unchanged obj stock loop
+            self.obj.drain_cpu_if_needed(c, root_memcg)
         self.percpu_charge_mutex = False
 
     def memcg_hotplug_cpu_dead(self, cpu: int) -> int:
-        """Port of memcg_hotplug_cpu_dead() after v4 4/5: every memcg's stock on ``cpu``."""
+        """Port of memcg_hotplug_cpu_dead() after v4 4/5: drain_obj_stock of ``cpu``, then
+        every memcg's stock on ``cpu``."""
+        self.obj.drain_dead_cpu(cpu)
         for memcg in for_each_mem_cgroup_tree(self.root_mem_cgroup):  # for_each_mem_cgroup()
             self.memcg_drain_stock(memcg, cpu)
         return 0
 
     def stock_locks(self, cpu: int) -> list:
-        """No locks: every stock access is atomic, so ``nested`` changes nothing (V8)."""
-        return []
+        """No page stock lock: every page stock access is atomic, so ``nested`` changes
+        nothing on the page side (V8). The obj stock, which v4 leaves alone, keeps its
+        local_trylock, which a ``nested`` object operation finds taken."""
+        return self.obj.locks(cpu)
 
     def slot_violation(self) -> str | None:
         """The first stock outside ``[0, batch - 1]`` (contract V9), described."""

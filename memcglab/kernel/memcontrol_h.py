@@ -100,6 +100,7 @@ class MemCgroup:
     memory: PageCounter = field(default_factory=PageCounter)
     online: bool = False
     css_refcnt: int = 0  # references held by stock slots (css_get/css_put)
+    kmem: int = 0  # the MEMCG_KMEM stat: pages charged through objcgs
     memory_events: list[int] = field(default_factory=lambda: [0] * MEMCG_NR_MEMORY_EVENTS)
     memory_events_local: list[int] = field(
         default_factory=lambda: [0] * MEMCG_NR_MEMORY_EVENTS)

@@ -13,10 +13,16 @@ an exact event log of a hand-worked scenario.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Observer"]
+
+
+#: the kernel function of each walk kind (page_counter_cancel_hierarchy is the RFC's
+#: uncharge walk, page_counter_cancel included)
+_WALK_FUNCTION = {"try_charge": "page_counter_try_charge", "uncharge": "page_counter_uncharge",
+                  "cancel": "page_counter_uncharge", "charge": "page_counter_charge"}
 
 
 def _owner_id(counter: Any) -> Any:
@@ -33,10 +39,13 @@ class Observer:
     evictions: int = 0
     warnings: int = 0
     log: list[tuple] | None = None
+    #: obj-stock events and charge-path function calls, by name
+    calls: dict[str, int] = field(default_factory=dict)
 
     # page_counter hooks (see memcglab.kernel.page_counter.WalkObserver)
     def walk(self, counter: Any, nr_pages: int, kind: str) -> None:
         self.walks += 1
+        self.call(_WALK_FUNCTION.get(kind, kind))
         if self.log is not None:
             self.log.append(("walk", _owner_id(counter), nr_pages, kind))
 
@@ -55,6 +64,18 @@ class Observer:
         self.evictions += 1
         if self.log is not None:
             self.log.append(("evict", cpu, slot, memcg_id, nr_pages))
+
+    # obj stock and per-function hooks (docs/trace-extensions.md; memcglab.events)
+    def obj_event(self, name: str, cpu: int, memcg_id: int, n: int = 1) -> None:
+        """An event of the obj stock or a call of a charge-path function: counted by name
+        (``calls``) and logged as ``(name, cpu, memcg, n)``."""
+        self.calls[name] = self.calls.get(name, 0) + 1
+        if self.log is not None:
+            self.log.append((name, cpu, memcg_id, n))
+
+    def call(self, name: str) -> None:
+        """A call of a charge-path function that the event log does not show: counted."""
+        self.calls[name] = self.calls.get(name, 0) + 1
 
     def note(self, *event: Any) -> None:
         """A log-only event (refills, drains, memory events): no contract counter."""

@@ -138,6 +138,7 @@ class ChargePath:
         (PF_MEMALLOC, task_in_memcg_oom, an OOM victim whose mm has MMF_OOM_SKIP, a
         dying task) are false for the replay's task; memory.high is unset.
         """
+        self.observer.call("try_charge_memcg")
         batch = self.charge_batch(nr_pages)
         loop = ChargeRetry(allow_spinning=gfpflags_allow_spinning(gfp))
 
