@@ -1,15 +1,11 @@
 """The studies behind the numbered notebooks: one package per notebook, side by side.
 
-==========================================  =============================================
-package                                     notebook
-==========================================  =============================================
-:mod:`~memcglab.studies.s01_single_vs_multi`        ``01_single_vs_multi.ipynb``
-:mod:`~memcglab.studies.s02_policy_and_slots`       ``02_policy_and_slots.ipynb``
-:mod:`~memcglab.studies.s03_pcstock_vs_multi`       ``03_pcstock_vs_multi.ipynb``
-:mod:`~memcglab.studies.s04_layout_false_sharing`   ``04_layout_false_sharing.ipynb``
-:mod:`~memcglab.studies.s05_history`                ``05_history.ipynb``
-:mod:`~memcglab.studies.s06_page_counter_stock_v4`  ``06_page_counter_stock_v4.ipynb``
-==========================================  =============================================
+* :mod:`~memcglab.studies.s01_single_vs_multi`: ``01_single_vs_multi.ipynb``
+* :mod:`~memcglab.studies.s02_policy_and_slots`: ``02_policy_and_slots.ipynb``
+* :mod:`~memcglab.studies.s03_pcstock_vs_multi`: ``03_pcstock_vs_multi.ipynb``
+* :mod:`~memcglab.studies.s04_layout_false_sharing`: ``04_layout_false_sharing.ipynb``
+* :mod:`~memcglab.studies.s05_history`: ``05_history.ipynb``
+* :mod:`~memcglab.studies.s06_page_counter_stock_v4`: ``06_page_counter_stock_v4.ipynb``
 
 Each package splits its study the same way where the study has the part: ``counts``
 (the replays' exact counts), ``pricing`` (those counts priced with 90% intervals),
