@@ -20,9 +20,14 @@ The sidecar convention (what a swept notebook must do)
        quick: bool = False  # smaller problem sizes, for CI and smoke runs
 
    Annotate every parameter a sweep may set (``slots: int = 7``); papermill reads
-   ``Optional[int]`` but not ``int | None``. The sweep refuses, before running
-   anything, names the notebook does not declare and values that do not convert to
-   the declared type (int, float, bool, str, Optional of them).
+   ``Optional[int]`` but not ``int | None``, and stops reading a line whose comment
+   holds an ``=``. The sweep refuses, before running anything, names the notebook
+   does not declare, values that do not convert to the declared type (int, float,
+   bool, str, Optional of them), grids over :mod:`memcglab.sweep.limits`, and
+   parameters the notebook ignores or overrides: one no other code cell names, and
+   what its ``memcglab.sweep`` metadata excludes (:mod:`memcglab.sweep.declared`:
+   the parameters a sweep may ``vary``, the ``fixed`` ones and why, the ones a
+   condition such as ``quick`` ``overrides``).
 2. At its end it calls, once::
 
        from memcglab.sweep import record_result
@@ -34,8 +39,12 @@ The sidecar convention (what a swept notebook must do)
    that runs several models records a ``model`` value (or takes a ``model``
    parameter) so its row gets the right ``kernel_version``.
 3. It runs in the kernel named explicitly by the sweep (``python3``, from
-   ipykernel), with the notebook's own directory as the working directory, and
-   must finish within the run timeout (the whole notebook, not one cell).
+   ipykernel), with the notebook's own directory as the working directory (the
+   ``output_dir`` the sweep passes is absolute), and must finish within the run
+   timeout (the whole notebook, not one cell).
+
+Ctrl-C or SIGTERM stops a sweep within seconds and keeps what finished
+(:mod:`memcglab.sweep.interrupt`); the same command resumes it.
 
 A run is a :class:`RunSpec` (notebook file name + parameters); its ``run_id``, a
 stable hash, names its directory, so the same command run again skips finished runs.

@@ -1,21 +1,38 @@
 """``memcglab sweep``: run a notebook over a parameter grid, resumably, into Parquet.
 
 Everything the user can get wrong (the notebook path, parameter names and values,
-workers, timeout, kernel, scheduler address, an --out that is a file) is checked
-before the first file is written; such mistakes exit with status 2 and one line
-naming the input and what is valid. Exit status 1 means some runs failed (their
-rows say why); 0 means every run succeeded.
+parameters the notebook ignores or overrides, a grid or a worker count over its bound,
+timeout, kernel, scheduler address, an --out that is a file) is checked before the
+first file is written; such mistakes exit with status 2 and one line naming the input
+and what is valid. Exit status 1 means some runs failed (their rows say why); 0 means
+every run succeeded.
+
+Ctrl-C (SIGINT) or SIGTERM stops the sweep within seconds: no run starts after it,
+running notebooks are stopped with their kernels, the runs that finished are kept
+(``run.json`` and ``results.parquet``), and one line on standard error says how many
+finished and the command that resumes the rest. The exit status is then 128 + the
+signal's number, as a shell reports it: 130 for SIGINT, 143 for SIGTERM. A second
+signal kills the workers and kernels without waiting for them.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["UsageError", "add_arguments", "resolve_notebook", "run"]
+__all__ = ["DEFAULT_TIMEOUT", "UsageError", "add_arguments", "resolve_notebook", "resume_command",
+           "run"]
+
+DEFAULT_TIMEOUT = 600.0
+DEFAULT_KERNEL = "python3"
+
+
+def _default_workers() -> int:
+    return os.cpu_count() or 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,8 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", required=True, type=Path, help="output directory")
     parser.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1,
-        help="local worker processes (default: one per CPU); 1 runs serially",
+        "--workers", type=int, default=_default_workers(),
+        help="local worker processes (default: one per CPU; at most 4 per CPU); 1 runs "
+        "serially",
     )
     parser.add_argument(
         "--scheduler", metavar="ADDRESS",
@@ -42,12 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the same file system",
     )
     parser.add_argument(
-        "--timeout", type=float, default=600.0,
+        "--timeout", type=float, default=DEFAULT_TIMEOUT,
         help="seconds a whole run may take before it is stopped and marked failed "
-        "(default 600)",
+        "(default 600, at most a week)",
     )
     parser.add_argument(
-        "--kernel", default="python3", help="Jupyter kernel name (default: python3)"
+        "--kernel", default=DEFAULT_KERNEL, help="Jupyter kernel name (default: python3)"
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
@@ -100,12 +118,14 @@ def resolve_notebook(name: str) -> str:
 
 
 def _validate(args: argparse.Namespace) -> dict[str, list[Any]]:
+    from memcglab.sweep.limits import check_timeout, check_workers
     from memcglab.sweep.params import ParameterError, check_grid
 
-    if args.workers < 1:
-        raise UsageError(f"--workers {args.workers}: must be at least 1")
-    if not args.timeout > 0:
-        raise UsageError(f"--timeout {args.timeout:g}: must be a positive number of seconds")
+    try:
+        check_workers(args.workers, flag="--workers ")
+        check_timeout(args.timeout, flag="--timeout ")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"--out {args.out}: exists and is not a directory")
     args.notebook = resolve_notebook(args.notebook)
@@ -119,26 +139,69 @@ def _validate(args: argparse.Namespace) -> dict[str, list[Any]]:
     return grid
 
 
+def resume_command(args: argparse.Namespace, notebook: str) -> str:
+    """The command that resumes this sweep: the same notebook, grid and --out.
+
+    ``notebook`` is what the user typed; a file becomes an absolute path and --out is
+    absolute, so the command works from any directory. Options left at their defaults
+    are left out (the run ids depend on the notebook and the grid alone).
+    """
+    path = Path(notebook)
+    parts = ["memcglab", "sweep", str(path.resolve()) if path.exists() else notebook]
+    for name, values in args.params:
+        parts += ["-p", name, values]
+    parts += ["--out", str(Path(args.out).resolve())]
+    if args.scheduler:
+        parts += ["--scheduler", args.scheduler]
+    elif args.workers != _default_workers():
+        parts += ["--workers", str(args.workers)]
+    if args.timeout != DEFAULT_TIMEOUT:
+        parts += ["--timeout", f"{args.timeout:g}"]
+    if args.kernel != DEFAULT_KERNEL:
+        parts += ["--kernel", args.kernel]
+    if args.no_progress:
+        parts.append("--no-progress")
+    return shlex.join(parts)
+
+
+def _interrupted_line(summary: Any, args: argparse.Namespace, notebook: str) -> str:
+    from memcglab.sweep.interrupt import signal_name
+
+    total, done = len(summary.specs), len(summary.records)
+    return (f"memcglab sweep: stopped by {signal_name(summary.interrupted)}; {done} of "
+            f"{total} runs finished ({done - len(summary.failed)} ok, {len(summary.failed)} "
+            f"failed), {total - done} left; resume with: {resume_command(args, notebook)}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``memcglab sweep``; the exit status (see the module docstring)."""
-    from memcglab.sweep.runner import sweep
+    from memcglab.sweep.interrupt import exit_status
 
+    given = args.notebook
     client = None
     try:
-        grid = _validate(args)
-        if args.scheduler:
-            client = _connect(args.scheduler)
-    except UsageError as exc:
-        print(f"memcglab sweep: error: {exc}", file=sys.stderr)
-        return 2
-    try:
+        try:
+            grid = _validate(args)
+            if args.scheduler:
+                client = _connect(args.scheduler)
+        except UsageError as exc:
+            print(f"memcglab sweep: error: {exc}", file=sys.stderr)
+            return 2
+        from memcglab.sweep.runner import sweep
+
         summary = sweep(
             args.notebook, grid, args.out, workers=args.workers, executor=client,
             timeout=args.timeout, kernel=args.kernel, progress=not args.no_progress,
         )
+    except KeyboardInterrupt:  # before the runs started (or outside the main thread)
+        print("memcglab sweep: stopped by SIGINT before any run started", file=sys.stderr)
+        return exit_status(2)
     finally:
         if client is not None:
             client.close()
+    if summary.interrupted is not None:
+        print(_interrupted_line(summary, args, given), file=sys.stderr)
+        return exit_status(summary.interrupted)
     n = len(summary.specs)
     print(
         f"{n} runs: {summary.skipped} already done, {summary.executed} executed, "

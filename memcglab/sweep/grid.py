@@ -19,6 +19,7 @@ a rerun after a crash or a kernel restart only computes the missing points.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 
 from memcglab.results import read_json, write_json_atomic
 from memcglab.sweep.executors import iter_completed
+from memcglab.sweep.limits import MAX_GRID_POINTS
 from memcglab.sweep.sidecar import check_scalars, merge_row
 from memcglab.sweep.spec import canonical_json, spec_items, stable_hash
 
@@ -70,11 +72,16 @@ def run_grid(
     ``concurrent.futures.Executor`` or a ``dask.distributed.Client``.
 
     If ``fn`` raises, work not yet started is cancelled and the exception is raised
-    with a note naming the spec; points already finished stay in ``cache_dir``.
+    with a note naming the spec; points already finished stay in ``cache_dir``. At most
+    :data:`~memcglab.sweep.limits.MAX_GRID_POINTS` specs (counted before any runs).
     """
     import pandas as pd
 
-    items = list(specs)
+    items = list(itertools.islice(specs, MAX_GRID_POINTS + 1))
+    if len(items) > MAX_GRID_POINTS:
+        raise ValueError(f"run_grid: more than {MAX_GRID_POINTS} specs; at most "
+                         f"{MAX_GRID_POINTS} per call (each is a row of the table it returns, "
+                         f"and with cache_dir a file); split them over several calls")
     fields = [spec_items(s) for s in items]
     results: list[dict[str, Any] | None] = [None] * len(items)
     cache = Path(cache_dir) if cache_dir is not None else None

@@ -13,6 +13,13 @@ one, else the type of its default literal (``rate = 0.5`` is a float).
 annotations (``int | None``): such a line is not a parameter at all, so notebooks
 write ``Optional[int]`` instead.
 
+A parameter the notebook ignores or overrides would give runs that differ only in the
+column naming it, so it is refused too (:func:`check_sweepable`): one that no other
+code cell names, one the notebook's ``memcglab.sweep`` metadata does not let a sweep
+vary, and values the notebook replaces under a condition the grid meets (the
+declaration is described in :mod:`memcglab.sweep.declared`). So is a grid of more runs
+than :data:`memcglab.sweep.limits.MAX_RUNS`, before its values are even converted.
+
 >>> convert("slots", "int", "8")
 8
 >>> convert("quick", "bool", "yes")
@@ -32,10 +39,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from memcglab.sweep.declared import (
+    Declaration,
+    DeclarationError,
+    names_read,
+    read_declaration,
+    read_notebook,
+)
+from memcglab.sweep.limits import check_grid_size
 from memcglab.sweep.spec import expand_grid
 
 __all__ = [
-    "RESERVED", "ParameterError", "check_grid", "convert", "notebook_defaults", "notebook_types",
+    "RESERVED", "ParameterError", "check_grid", "check_sweepable", "convert", "notebook_defaults",
+    "notebook_types",
 ]
 
 # Set by the sweep itself, never from the command line: see the sidecar convention.
@@ -164,6 +180,7 @@ def check_grid(
     ...
     memcglab.sweep.params.ParameterError: unknown parameter 'slot' ... 'slots'?); valid: slots (int)
     """
+    read_it = types is None
     types = notebook_types(notebook) if types is None else types
     label = Path(notebook).name
     for reserved in RESERVED:
@@ -187,12 +204,81 @@ def check_grid(
             raise ParameterError(
                 f"{name}: given twice; give all its values in one -p, comma-separated"
             )
-        parts = values.split(",")
+        grid[name] = values.split(",")
+    try:
+        check_grid_size(grid, flag="-p ")  # before converting a value of an oversized grid
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    for name, parts in grid.items():
         if any(p.strip() == "" for p in parts):
-            raise ParameterError(f"{name}={values}: empty value in the list; write e.g. 1,2,4")
+            raise ParameterError(f"{name}={','.join(parts)}: empty value in the list; "
+                                 f"write e.g. 1,2,4")
         grid[name] = [convert(name, types[name], p) for p in parts]
     try:
         expand_grid(label, grid)  # duplicates after conversion ("2,02"), unhashable values
     except (ValueError, TypeError) as exc:
         raise ParameterError(str(exc)) from None
+    if read_it:
+        check_sweepable(notebook, grid, types)
     return grid
+
+
+def _sweepable(decl: Declaration, types: Mapping[str, str], read: set[str]) -> str:
+    names = decl.vary if decl.vary is not None else [
+        n for n in types if n in read and n not in decl.fixed]
+    return ", ".join(sorted(n for n in names if n not in RESERVED)) or "none"
+
+
+def _holds(when: Mapping[str, Any], grid: Mapping[str, Sequence[Any]],
+           defaults: Mapping[str, Any]) -> bool:
+    """Whether some run of ``grid`` has every parameter of ``when`` at its value there."""
+    return all(v in (grid[k] if k in grid else [defaults.get(k)]) for k, v in when.items())
+
+
+def check_sweepable(notebook: str | Path, grid: Mapping[str, Sequence[Any]],
+                    types: Mapping[str, str] | None = None) -> None:
+    """Refuse grid parameters that ``notebook`` ignores or overrides; see the module doc.
+
+    ``grid`` holds converted values (from :func:`check_grid`). A parameter given one
+    value is checked like a swept one: a run would carry a value it did not use.
+    """
+    label = Path(notebook).name
+    types = notebook_types(notebook) if types is None else types
+    nb = read_notebook(notebook)
+    try:
+        decl = read_declaration(nb, [n for n in types if n not in RESERVED])
+    except DeclarationError as exc:
+        raise ParameterError(f"notebook {label}: {exc}") from None
+    read = names_read(nb)
+    for name in grid:
+        if name in decl.fixed:
+            raise ParameterError(f"{name}: {label} does not let a sweep set it: "
+                                 f"{decl.fixed[name]}; sweepable: {_sweepable(decl, types, read)}")
+        if decl.vary is not None and name not in decl.vary:
+            raise ParameterError(f"{name}: {label} does not declare it sweepable (its metadata "
+                                 f"memcglab.sweep.vary); sweepable: "
+                                 f"{_sweepable(decl, types, read)}")
+        if decl.vary is None and name not in read:
+            raise ParameterError(f"{name}: {label} never reads it (no code cell but the "
+                                 f"parameters cell names it), so every run would be the same; "
+                                 f"sweepable: {_sweepable(decl, types, read)}")
+    defaults = notebook_defaults(notebook)
+    for o in decl.overridden:
+        if o.param not in grid or not _holds(o.when, grid, defaults):
+            continue
+        cond = ", ".join(f"{k}={v!r}" for k, v in o.when.items())
+        why = f" ({o.why})" if o.why else ""
+        if o.sets:
+            bad = [v for v in grid[o.param] if v != o.value]
+            if bad:
+                raise ParameterError(
+                    f"{o.param}={bad[0]!r}: with {cond}, {label} runs {o.param}={o.value!r} "
+                    f"whatever it is given{why}; sweep {o.param} without {cond}")
+        else:
+            bad = [v for v in grid[o.param]
+                   if isinstance(v, int | float) and not isinstance(v, bool) and v > o.max]
+            if bad:
+                raise ParameterError(
+                    f"{o.param}={bad[0]!r}: with {cond}, {label} caps {o.param} at "
+                    f"{o.max!r}{why}; give values up to {o.max!r}, or sweep {o.param} "
+                    f"without {cond}")

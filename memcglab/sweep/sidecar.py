@@ -16,12 +16,14 @@ True
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from memcglab.results import write_json_atomic
+from memcglab.sweep.limits import check_result_size
 
 __all__ = ["RESULT_FILE", "check_scalars", "merge_row", "record_result"]
 
@@ -74,8 +76,12 @@ def record_result(
     (the notebook's default, i.e. it is being run by hand) the values are only
     checked, nothing is written, and None is returned. NaN and infinities are kept
     (Python's JSON writes them as ``NaN``/``Infinity``); a table row keeps them too.
+    At most :data:`~memcglab.sweep.limits.MAX_RESULT_KEYS` names and
+    :data:`~memcglab.sweep.limits.MAX_RESULT_BYTES` of JSON: each name is a column of
+    the sweep's table and each run is a row, so bulk data belongs in files.
     """
     plain = check_scalars(values)
+    check_result_size(len(plain), len(json.dumps(plain, ensure_ascii=False).encode()))
     if output_dir is None or str(output_dir) == "":
         return None
     directory = Path(output_dir)

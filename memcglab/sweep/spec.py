@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memcglab.sweep.limits import check_grid_size
+
 __all__ = ["RunSpec", "canonical_json", "expand_grid", "spec_items", "stable_hash"]
 
 # Parameter values a run may carry: what papermill can inject and JSON can round-trip.
@@ -124,7 +126,8 @@ def expand_grid(notebook: str, grid: Mapping[str, Sequence[Any]]) -> list[RunSpe
 
     The first parameter varies slowest, so the run order (and the table's row order)
     follows the order the ``-p`` options were given in. A duplicate value in one list
-    would name the same run twice, so it is refused.
+    would name the same run twice, so it is refused, and so is a grid of more than
+    :data:`memcglab.sweep.limits.MAX_RUNS` runs (before it is expanded).
 
     >>> [s.as_dict()["slots"] for s in expand_grid("n.ipynb", {"slots": [1, 2, 4]})]
     [1, 2, 4]
@@ -136,6 +139,8 @@ def expand_grid(notebook: str, grid: Mapping[str, Sequence[Any]]) -> list[RunSpe
     for name, values in grid.items():
         if len(values) == 0:
             raise ValueError(f"{name}: no values given; give at least one")
+    check_grid_size(grid)
+    for name, values in grid.items():
         seen: set[str] = set()
         for v in values:
             key = canonical_json({"v": v})

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import nbformat
 import pyarrow.parquet as pq
 import pytest
 
@@ -11,6 +14,7 @@ from memcglab.models import KERNEL_VERSIONS
 from .conftest import SWEEP_NOTEBOOK, make_notebook, read_run
 
 NB = str(SWEEP_NOTEBOOK)
+DECLARED = str(SWEEP_NOTEBOOK.with_name("sweep_declared.ipynb"))
 
 
 def sweep(*args: str) -> int:
@@ -26,8 +30,16 @@ def sweep(*args: str) -> int:
     ([NB, "-p", "slots", "1,1"], "slots: value 1 is given twice"),
     (["missing.ipynb"], "notebook 'missing.ipynb': no such file"),
     (["notes.txt"], "notebook 'notes.txt': expected a .ipynb file"),
-    ([NB, "--workers", "0"], "--workers 0: must be at least 1"),
-    ([NB, "--timeout", "0"], "--timeout 0: must be a positive number of seconds"),
+    ([NB, "--workers", "0"], "--workers 0: must be between 1 and "),
+    ([NB, "--workers", "100000"], "--workers 100000: must be between 1 and "),
+    ([NB, "--timeout", "0"], "--timeout 0: must be a positive number of seconds, at most 604800"),
+    ([NB, "--timeout", "inf"], "--timeout inf: must be a positive number of seconds"),
+    ([NB, "-p", "slots", ",".join(map(str, range(1, 256))), "-p", "scale",
+      ",".join(map(str, range(64)))],
+     "-p slots 1,2,...,255 (255 values) x -p scale 0,1,...,63 (64 values) = 16320 runs "
+     "exceeds the limit of 10000 runs per sweep"),
+    ([DECLARED, "-p", "policy", "random,lru"], "policy: sweep_declared.ipynb does not let a "
+                                               "sweep set it: every run compares random and LRU"),
     ([NB, "--kernel", "nope"], "--kernel nope: no such Jupyter kernel; valid: python3"),
 ])
 def test_mistakes_exit_2_with_one_clear_line_and_write_nothing(
@@ -108,3 +120,14 @@ def test_a_notebook_that_records_nothing_fails_with_the_convention_spelled_out(t
     assert sweep(str(nb), "--out", str(tmp_path / "out"), "--workers", "1") == 1
     assert "without calling memcglab.sweep.record_result(output_dir, {...})" in (
         capsys.readouterr().err)
+
+
+def test_every_run_gets_an_absolute_output_dir_whatever_out_was(tmp_path, monkeypatch):
+    # papermill runs the notebook in its own folder: a relative path would land there
+    monkeypatch.chdir(tmp_path)
+    assert sweep(NB, "-p", "slots", "3", "--out", "rel/out", "--workers", "1") == 0
+    (run,) = (tmp_path / "rel" / "out" / "runs").iterdir()
+    nb = nbformat.read(run / "notebook.ipynb", as_version=4)
+    (injected,) = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert f'output_dir = "{run}"\n' in injected.source + "\n"
+    assert Path(run).is_absolute()
