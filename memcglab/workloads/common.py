@@ -99,7 +99,7 @@ def check_choice(name: str, value: object, choices: Iterable[str]) -> None:
     """Raise ``ValueError`` naming the field and the valid choices."""
     choices = tuple(choices)
     if value not in choices:
-        raise ValueError(f"{name}={value!r}: must be one of {', '.join(choices)}")
+        raise ValueError(f"{name}={value!r}: must be one of {', '.join(map(str, choices))}")
 
 
 def check_tenants(name: str, count: int, ancestors: int) -> None:
@@ -160,6 +160,7 @@ def from_columns(cpus: int, head: np.ndarray, op: np.ndarray | int, cpu: np.ndar
     body["parent"] = -1
     body["arg"] = np.ravel(nr) if not np.isscalar(nr) else nr
     body["line"] = 0
+    body["irq"] = False  # task context: the generators built on this charge from tasks
     return Trace(cpus, ops, source)
 
 

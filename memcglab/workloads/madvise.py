@@ -68,7 +68,8 @@ from memcglab.workloads.common import (
     rng_for,
 )
 
-__all__ = ["MadviseFaultSpec", "madvise_fault", "trial_bounds", "PLACEMENTS"]
+__all__ = ["MadviseFaultSpec", "madvise_fault", "fault_release_ops", "trial_bounds",
+           "PLACEMENTS"]
 
 FOLIO_BATCH_SIZE = 31  # include/linux/pagevec.h (PAGEVEC_SIZE before the rename)
 
@@ -148,11 +149,12 @@ def trial_bounds(spec: MadviseFaultSpec) -> np.ndarray:
 
 
 def _cpus(spec: MadviseFaultSpec, rng: np.random.Generator, turn: np.ndarray,
-          length: int) -> np.ndarray:
+          length: int, pinned: np.ndarray | None = None) -> np.ndarray:
     """CPU of the task taking turn k at its operation j of trial t: (trials, length, tasks)."""
     tasks, trials = spec.tasks, spec.trials
     if spec.placement == "pinned":
-        start = np.broadcast_to(np.arange(tasks) % spec.cpus, (trials, tasks))
+        cpus = np.arange(tasks) % spec.cpus if pinned is None else pinned
+        start = np.broadcast_to(cpus, (trials, tasks))
     else:
         perms = np.argsort(rng.random((trials, spec.cpus)), axis=1)
         start = perms[:, np.arange(tasks) % spec.cpus]
@@ -164,10 +166,14 @@ def _cpus(spec: MadviseFaultSpec, rng: np.random.Generator, turn: np.ndarray,
     return timeline.at(task, np.arange(length)[None, :, None])
 
 
-def madvise_fault(spec: MadviseFaultSpec = MadviseFaultSpec()) -> Trace:
-    """Generate the fault/release loop described by ``spec`` (see the module docstring)."""
-    rng = rng_for("madvise_fault", spec.seed)
-    head, tenants = hierarchy(spec.cgroups, spec.ancestors)
+def fault_release_ops(spec: MadviseFaultSpec, rng: np.random.Generator,
+                      pinned: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """The loop's operations in trace order: (op, cpu, task, nr), flattened.
+
+    Task ``k`` belongs to cgroup ``k // tasks_per_cgroup``. ``pinned`` gives each
+    task's CPU for ``placement="pinned"`` (default: task k on CPU k mod cpus); the
+    benchmark catalogue passes its scheduler placement this way.
+    """
     pages, batch = spec.region_pages, spec.uncharge_batch
     nuncharge = -(-pages // batch)
     # One iteration of one task: `pages` 1-page charges, then the batched releases.
@@ -181,8 +187,17 @@ def madvise_fault(spec: MadviseFaultSpec = MadviseFaultSpec()) -> Trace:
 
     # The order in which the concurrent tasks take their turns, per trial.
     turn = np.argsort(rng.random((spec.trials, spec.tasks)), axis=1)
-    cpu = _cpus(spec, rng, turn, length)
-    memcg = np.broadcast_to(tenants[turn // spec.tasks_per_cgroup][:, None, :], shape)
+    cpu = _cpus(spec, rng, turn, length, pinned)
+    task = np.broadcast_to(turn[:, None, :], shape)
     op = np.broadcast_to(np.tile(it_op, spec.iterations)[None, :, None], shape)
     nr = np.broadcast_to(np.tile(it_nr, spec.iterations)[None, :, None], shape)
-    return from_columns(spec.cpus, head, op, cpu, memcg, nr, "<madvise_fault>")
+    return op.ravel(), np.ravel(cpu), task.ravel(), nr.ravel()
+
+
+def madvise_fault(spec: MadviseFaultSpec = MadviseFaultSpec()) -> Trace:
+    """Generate the fault/release loop described by ``spec`` (see the module docstring)."""
+    rng = rng_for("madvise_fault", spec.seed)
+    head, tenants = hierarchy(spec.cgroups, spec.ancestors)
+    op, cpu, task, nr = fault_release_ops(spec, rng)
+    return from_columns(spec.cpus, head, op, cpu, tenants[task // spec.tasks_per_cgroup], nr,
+                        "<madvise_fault>")

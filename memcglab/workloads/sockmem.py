@@ -1,41 +1,39 @@
-"""Socket memory accounting: which socket events reach the memcg, and how many pages.
+"""Socket memory accounting over whole event arrays: the fast path of :mod:`memcglab.kernel.sock`.
 
-A socket charges its memcg through ``sk->sk_forward_alloc``, a per-socket byte
-reserve (include/net/sock.h, net/core/sock.c, v6.x as read for issue 10). Bytes are
-taken from the reserve (``sk_mem_charge``) and given back (``sk_mem_uncharge``);
-only when the reserve runs short or holds a whole page does the memcg see a call:
+A generator describes what a benchmark does to its sockets as a time-ordered list
+of events; :func:`socket_pages` replays them through the rules of
+:mod:`memcglab.kernel.sock` (``sk_forward_alloc``, in the ``eager`` or ``lazy``
+era) and returns, per event, the pages the socket's memcg is charged (> 0) or
+uncharged (< 0), 0 when the reserve absorbs it. It is a compiled loop, and a
+differential test checks it against the faithful port on random event lists.
 
-* ``__sk_mem_schedule`` (net/core/sock.c) raises the reserve by
-  ``sk_mem_pages(delta)`` whole pages, ``delta = size - sk_forward_alloc``, when
-  ``sk_wmem_schedule``/``sk_rmem_schedule`` (include/net/sock.h) find the reserve
-  short; ``__sk_mem_raise_allocated`` then calls ``mem_cgroup_sk_charge`` ->
-  ``try_charge_memcg`` for those pages (mm/memcontrol.c; cgroup v2): a trace
-  ``charge``. TCP's ``sk_forced_mem_schedule`` (net/ipv4/tcp_output.c), used when
-  the write queues are empty, charges the same ``sk_mem_pages(delta)``.
-* ``sk_mem_uncharge`` calls ``sk_mem_reclaim``, which returns every whole page of
-  the reserve (``reclaimable >= PAGE_SIZE`` -> ``__sk_mem_reclaim`` ->
-  ``__sk_mem_reduce_allocated`` -> ``mem_cgroup_sk_uncharge`` -> ``refill_stock``):
-  a trace ``uncharge``. ``sk_unused_reserved_mem`` is 0 (no SO_RESERVE_MEM).
-* UDP receive has its own rules (net/ipv4/udp.c): ``__udp_enqueue_schedule_skb``
-  raises the reserve with ``udp_rmem_schedule`` as above, but ``udp_rmem_release``
-  (``partial`` = 1 on ``recvmsg``) defers the release while ``forward_deficit`` is
-  below ``forward_threshold`` (``sk_rcvbuf >> 2``) and the reader queue is not
-  empty, and then keeps one byte, so up to a whole page stays in the reserve:
-  ``amt = (size + sk_forward_alloc - 1) & ~(PAGE_SIZE - 1)``. Only
-  ``udp_destruct_common`` (close, ``partial`` = 0) gives the last page back.
+Events (``sched`` and ``amount`` are bytes):
 
-The per-CPU ``per_cpu_fw_alloc`` batching of ``sk_memory_allocated_add``
-(``net_hotdata.sysctl_mem_pcpu_rsv``, 1 MiB per CPU) batches only the protocol-wide
-``memory_allocated`` counter: ``mem_cgroup_sk_charge`` is called on every
-``__sk_mem_raise_allocated``, so that batching does not change the memcg's calls.
+* ``SCHEDULE``: ``sk_wmem_schedule``/``sk_rmem_schedule(sched)``, then
+  ``sk_mem_charge(amount)``;
+* ``FORCED``: ``sk_forced_mem_schedule(sched)``, then ``sk_mem_charge(amount)``
+  (TCP's first skb on an idle connection);
+* ``RECLAIM``: ``sk_mem_uncharge(amount)``, which reclaims per the era;
+* ``UDP_ENQUEUE``: the reserve half of ``__udp_enqueue_schedule_skb`` for an skb of
+  ``amount`` truesize;
+* ``UDP_RELEASE``: ``udp_rmem_release(amount, partial=1)`` from recvmsg, ``sched``
+  = 1 when the reader queue is empty afterwards;
+* ``UDP_CLOSE``: ``udp_rmem_release(amount, partial=0)`` (``udp_destruct_common``);
+* ``TCP_RCV``: a data segment reaching ``tcp_rcv_established`` whose ACK frees
+  ``freed`` bytes of the socket's own sent skbs. The fast path (``truesize <=
+  sk_forward_alloc``) charges the skb (``amount``) from the reserve first and then
+  frees the acked skbs (``sk_mem_uncharge(freed)``); the slow path (``step5``)
+  frees first (``tcp_ack``) and then schedules ``sched`` (``tcp_data_queue`` ->
+  ``tcp_try_rmem_schedule``) and charges. Up to two memcg calls.
 
-:func:`socket_pages` replays a time-ordered list of socket events through these
-rules and returns, per event, the pages charged (positive) or uncharged (negative).
+:func:`socket_calls` returns both calls of each event; :func:`socket_pages` their sum.
 
->>> import numpy as np
->>> ev = np.array([SCHEDULE, RECLAIM], dtype=np.int8)
->>> socket_pages(np.array([0, 0]), ev, np.array([1281, 0]), np.array([1281, 1281])).tolist()
-[1, -1]
+>>> ev = np.array([SCHEDULE, RECLAIM, SCHEDULE, RECLAIM], dtype=np.int8)
+>>> size = np.full(4, 961)
+>>> socket_pages(np.zeros(4), ev, size, size).tolist()
+[1, -1, 1, -1]
+>>> socket_pages(np.zeros(4), ev, size, size, era="lazy").tolist()
+[1, 0, 0, 0]
 """
 
 from __future__ import annotations
@@ -43,48 +41,105 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from memcglab.trace import OP_CHARGE, OP_UNCHARGE, Trace
-from memcglab.workloads.common import PAGE_SIZE, from_columns
+from memcglab.kernel.sock import (
+    ERAS,
+    PAGE_SIZE,
+    SK_RECLAIM_CHUNK,
+    SK_RECLAIM_THRESHOLD,
+    UDP_FORWARD_THRESHOLD,
+    sk_mem_pages,
+)
 
-__all__ = ["SCHEDULE", "RECLAIM", "UDP_ENQUEUE", "UDP_RELEASE", "UDP_CLOSE", "socket_pages",
-           "pages_of", "socket_trace", "SocketEvents"]
+__all__ = ["SCHEDULE", "RECLAIM", "UDP_ENQUEUE", "UDP_RELEASE", "UDP_CLOSE", "FORCED",
+           "TCP_RCV", "EVENTS", "socket_calls", "socket_pages", "pages_of"]
 
-#: sk_{w,r}mem_schedule(sched) then sk_mem_charge(amount)
-SCHEDULE = 0
-#: sk_mem_uncharge(amount), which calls sk_mem_reclaim
-RECLAIM = 1
-#: __udp_enqueue_schedule_skb: udp_rmem_schedule(amount), then the reserve drops by amount
-UDP_ENQUEUE = 2
-#: udp_rmem_release(amount, partial=1): recvmsg's release; sched is 1 if the reader
-#: queue is empty afterwards, else 0
-UDP_RELEASE = 3
-#: udp_rmem_release(amount, partial=0) from udp_destruct_common: the close
-UDP_CLOSE = 4
+SCHEDULE, RECLAIM, UDP_ENQUEUE, UDP_RELEASE, UDP_CLOSE, FORCED, TCP_RCV = 0, 1, 2, 3, 4, 5, 6
+#: event -> the kernel call it stands for
+EVENTS = {
+    SCHEDULE: "sk_wmem_schedule / sk_rmem_schedule(sched); sk_mem_charge(amount)",
+    RECLAIM: "sk_mem_uncharge(amount)",
+    UDP_ENQUEUE: "__udp_enqueue_schedule_skb: udp_rmem_schedule(amount)",
+    UDP_RELEASE: "udp_rmem_release(amount, partial=1)",
+    UDP_CLOSE: "udp_rmem_release(amount, partial=0)",
+    FORCED: "sk_forced_mem_schedule(sched); sk_mem_charge(amount)",
+    TCP_RCV: "tcp_rcv_established: charge amount (sk_rmem_schedule(sched) on the slow "
+             "path) and sk_mem_uncharge(freed), in the path's order",
+}
 
 
 @numba.njit(cache=True)
-def _pages(sock, event, sched, amount, threshold, nsock, page):  # pragma: no cover - jitted
+def _schedule(fwd, s, size, page, lazy):  # pragma: no cover - jitted
+    """Pages a schedule of ``size`` raises the reserve by (sk_wmem/rmem/forced)."""
+    if lazy:
+        if size > fwd[s]:  # v5.10: size <= fwd || __sk_mem_schedule(sk, size)
+            amt = (size + page - 1) // page
+            fwd[s] += amt * page
+            return amt
+        return 0
+    delta = size - fwd[s]  # 6.18: the missing delta only
+    if delta > 0:
+        amt = (delta + page - 1) // page
+        fwd[s] += amt * page
+        return amt
+    return 0
+
+
+@numba.njit(cache=True)
+def _uncharge(fwd, s, size, page, lazy, reclaim_threshold,
+              reclaim_chunk):  # pragma: no cover - jitted
+    """Pages sk_mem_uncharge(size) reclaims (as a positive number)."""
+    fwd[s] += size
+    if lazy:
+        if fwd[s] >= reclaim_threshold:
+            amt = reclaim_chunk // page
+            fwd[s] -= amt * page
+            return amt
+        return 0
+    if fwd[s] >= page:
+        amt = fwd[s] // page
+        fwd[s] -= amt * page
+        return amt
+    return 0
+
+
+@numba.njit(cache=True)
+def _calls(sock, event, sched, amount, freed, threshold, nsock, page, lazy,
+           reclaim_threshold, reclaim_chunk):  # pragma: no cover - jitted
     fwd = np.zeros(nsock, dtype=np.int64)
     deficit = np.zeros(nsock, dtype=np.int64)
-    out = np.zeros(len(sock), dtype=np.int64)
+    out = np.zeros((len(sock), 2), dtype=np.int64)
     for i in range(len(sock)):
         s = sock[i]
         e = event[i]
-        if e == SCHEDULE or e == UDP_ENQUEUE:
-            need = sched[i] if e == SCHEDULE else amount[i]
-            delta = need - fwd[s]
-            if delta > 0:
-                amt = (delta + page - 1) // page  # sk_mem_pages(delta)
-                fwd[s] += amt * page
-                out[i] = amt
+        if e == SCHEDULE or e == FORCED:
+            out[i, 0] = _schedule(fwd, s, sched[i], page, lazy)
             fwd[s] -= amount[i]
         elif e == RECLAIM:
-            fwd[s] += amount[i]
-            if fwd[s] >= page:  # sk_mem_reclaim -> __sk_mem_reclaim
-                amt = fwd[s] // page
-                fwd[s] -= amt * page
-                out[i] = -amt
-        else:
+            out[i, 0] = -_uncharge(fwd, s, amount[i], page, lazy, reclaim_threshold,
+                                   reclaim_chunk)
+        elif e == TCP_RCV:
+            if amount[i] > fwd[s]:  # slow path: tcp_ack, then tcp_data_queue
+                if freed[i]:
+                    out[i, 0] = -_uncharge(fwd, s, freed[i], page, lazy, reclaim_threshold,
+                                           reclaim_chunk)
+                out[i, 1] = _schedule(fwd, s, sched[i], page, lazy)
+                fwd[s] -= amount[i]
+            else:  # fast path: tcp_queue_rcv, then tcp_ack
+                fwd[s] -= amount[i]
+                if freed[i]:
+                    out[i, 0] = -_uncharge(fwd, s, freed[i], page, lazy, reclaim_threshold,
+                                           reclaim_chunk)
+        elif e == UDP_ENQUEUE:
+            size = amount[i]
+            if lazy:
+                if size >= fwd[s]:  # v5.10: size >= fwd, sk_mem_pages(size)
+                    amt = (size + page - 1) // page
+                    fwd[s] += amt * page
+                    out[i, 0] = amt
+            else:
+                out[i, 0] = _schedule(fwd, s, size, page, False)
+            fwd[s] -= size
+        else:  # UDP_RELEASE, UDP_CLOSE
             size = amount[i]
             partial = 1 if e == UDP_RELEASE else 0
             if partial == 1:
@@ -97,26 +152,41 @@ def _pages(sock, event, sched, amount, threshold, nsock, page):  # pragma: no co
             deficit[s] = 0
             amt = (size + fwd[s] - partial) // page * page
             fwd[s] += size - amt
-            out[i] = -(amt // page)
+            out[i, 0] = -(amt // page)
     return out
 
 
-def socket_pages(sock: np.ndarray, event: np.ndarray, sched: np.ndarray, amount: np.ndarray,
-                 threshold: np.ndarray | None = None) -> np.ndarray:
-    """Pages each event charges (> 0) or uncharges (< 0), in the given (time) order.
+def socket_calls(sock: np.ndarray, event: np.ndarray, sched: np.ndarray, amount: np.ndarray,
+                 freed: np.ndarray | None = None, threshold: np.ndarray | None = None,
+                 era: str = "eager") -> np.ndarray:
+    """The memcg calls of each event, in order: shape (events, 2), pages signed (> 0 a
+    charge, < 0 an uncharge, 0 no call); the second column is only ``TCP_RCV``'s slow path.
 
-    ``sock`` numbers the sockets from 0; ``event`` is one of the constants above;
-    ``sched`` and ``amount`` are bytes (see each constant); ``threshold`` is each
-    socket's UDP ``forward_threshold`` (unused by the other events).
+    ``sock`` numbers the sockets from 0 (each starts with an empty reserve);
+    ``freed`` is ``TCP_RCV``'s acked bytes (0 elsewhere); ``threshold`` each socket's
+    UDP ``forward_threshold`` (default: the kernel's for the default receive buffer);
+    ``era`` is ``eager`` or ``lazy`` (:data:`memcglab.kernel.sock.ERAS`).
     """
+    if era not in ERAS:
+        raise ValueError(f"era={era!r}: must be one of {', '.join(ERAS)}")
     sock = np.ascontiguousarray(sock, dtype=np.int64)
     nsock = int(sock.max()) + 1 if len(sock) else 0
     if threshold is None:
-        threshold = np.zeros(nsock, dtype=np.int64)
-    return _pages(sock, np.ascontiguousarray(event, dtype=np.int8),
+        threshold = np.full(nsock, UDP_FORWARD_THRESHOLD, dtype=np.int64)
+    if freed is None:
+        freed = np.zeros(len(sock), dtype=np.int64)
+    return _calls(sock, np.ascontiguousarray(event, dtype=np.int8),
                   np.ascontiguousarray(sched, dtype=np.int64),
                   np.ascontiguousarray(amount, dtype=np.int64),
-                  np.ascontiguousarray(threshold, dtype=np.int64), nsock, PAGE_SIZE)
+                  np.ascontiguousarray(freed, dtype=np.int64),
+                  np.ascontiguousarray(threshold, dtype=np.int64), nsock, PAGE_SIZE,
+                  era == "lazy", SK_RECLAIM_THRESHOLD, SK_RECLAIM_CHUNK)
+
+
+def socket_pages(sock: np.ndarray, event: np.ndarray, sched: np.ndarray, amount: np.ndarray,
+                 threshold: np.ndarray | None = None, era: str = "eager") -> np.ndarray:
+    """Net pages each event charges (> 0) or uncharges (< 0): :func:`socket_calls` summed."""
+    return socket_calls(sock, event, sched, amount, None, threshold, era).sum(axis=1)
 
 
 def pages_of(nbytes: int) -> int:
@@ -125,56 +195,4 @@ def pages_of(nbytes: int) -> int:
     >>> pages_of(1), pages_of(4096), pages_of(4097)
     (1, 1, 2)
     """
-    return -(-nbytes // PAGE_SIZE)
-
-
-def socket_trace(cpus: int, head: np.ndarray, time: np.ndarray, sock: np.ndarray,
-                 event: np.ndarray, sched: np.ndarray, amount: np.ndarray, cpu: np.ndarray,
-                 sock_memcg: np.ndarray, source: str,
-                 threshold: np.ndarray | None = None) -> Trace:
-    """The trace of socket events: sorted by ``time`` (stable), accounted with
-    :func:`socket_pages`, and only the events that reach the memcg kept, each as a
-    ``charge`` or ``uncharge`` of its socket's memcg (``sock_memcg[sock]``) on ``cpu``."""
-    order = np.argsort(time, kind="stable")
-    sock, cpu = np.asarray(sock)[order], np.asarray(cpu)[order]
-    pages = socket_pages(sock, np.asarray(event)[order], np.asarray(sched)[order],
-                         np.asarray(amount)[order], threshold)
-    keep = pages != 0
-    op = np.where(pages[keep] > 0, OP_CHARGE, OP_UNCHARGE).astype(np.uint8)
-    return from_columns(cpus, head, op, cpu[keep], np.asarray(sock_memcg)[sock[keep]],
-                        np.abs(pages[keep]).astype(np.uint64), source)
-
-
-class SocketEvents:
-    """Socket events gathered a batch at a time, then made a trace by :func:`socket_trace`.
-
-    A batch gives each column (time, socket, event, sched, amount, CPU) as an array,
-    or as one value for the whole batch.
-
-    >>> ev = SocketEvents()
-    >>> ev.add(np.array([0.5, 1.5]), 0, SCHEDULE, 100, 100, np.array([1, 2]))
-    >>> ev.add(2.0, 0, RECLAIM, 0, 100, 1, size=1)
-    >>> [c.tolist() for c in ev.columns()]
-    [[0.5, 1.5, 2.0], [0, 0, 0], [0, 0, 1], [100, 100, 0], [100, 100, 100], [1, 2, 1]]
-    """
-
-    def __init__(self) -> None:
-        self._cols: list[list[np.ndarray]] = [[] for _ in range(6)]
-
-    def add(self, time: np.ndarray | float, sock: np.ndarray | int, event: int,
-            sched: np.ndarray | int, amount: np.ndarray | int, cpu: np.ndarray | int, *,
-            size: int | None = None, where: np.ndarray | None = None) -> None:
-        """Add ``size`` events (``len(time)`` unless given), only those ``where`` is true."""
-        n = np.shape(time)[0] if size is None else size
-        for col, value in zip(self._cols, (time, sock, event, sched, amount, cpu), strict=True):
-            column = np.broadcast_to(value, (n,))
-            col.append(column if where is None else column[where])
-
-    def columns(self) -> tuple[np.ndarray, ...]:
-        """``(time, sock, event, sched, amount, cpu)``, the batches in the order added."""
-        return tuple(np.concatenate(col) for col in self._cols)
-
-    def trace(self, cpus: int, head: np.ndarray, sock_memcg: np.ndarray, source: str,
-              threshold: np.ndarray | None = None) -> Trace:
-        """:func:`socket_trace` of the events added so far."""
-        return socket_trace(cpus, head, *self.columns(), sock_memcg, source, threshold)
+    return sk_mem_pages(nbytes)

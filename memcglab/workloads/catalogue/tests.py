@@ -1,0 +1,170 @@
+"""The catalogue's tests: each one's operation, roles, rows, size bound and generator.
+
+>>> TESTS[("netperf", "TCP_RR")].operation
+'transaction'
+>>> sorted(TESTS[("hackbench", "socket")].roles)
+['receiver', 'sender']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memcglab.workloads.catalogue import local_pipe, local_unix, net_rr, net_stream
+from memcglab.workloads.catalogue.events import Events
+from memcglab.workloads.catalogue.local_unix import unix_message
+from memcglab.workloads.catalogue.rows import AccountingRow
+from memcglab.workloads.catalogue.sizes import PAGE_SIZE, tcp_mss
+from memcglab.workloads.catalogue.spec import FAMILIES
+
+__all__ = ["TESTS", "TestDef"]
+
+_RR = {"TCP_RR", "UDP_RR", "SCTP_RR", "lat_tcp"}
+_STREAMS = {"TCP_STREAM", "TCP_SENDFILE", "TCP_MAERTS", "SCTP_STREAM_MANY", "bw_tcp"}
+
+
+@dataclass(frozen=True)
+class TestDef:
+    """How one test becomes a trace.
+
+    ``roles`` lists the tasks of one instance in creation order (``members`` of
+    each); ``server`` the roles whose memcg is the server daemon's; ``bound(keys)``
+    the most trace rows one operation can make, which bounds a trace before it is
+    built; ``generate(ev, ninst, nops, keys, alternatives, rng)`` adds the events.
+    """
+
+    family: str
+    test: str
+    operation: str
+    counted: str
+    roles: dict[str, str]
+    rows: Callable[[dict[str, Any]], dict[str, AccountingRow]]
+    bound: Callable[[dict[str, Any]], int]
+    generate: Callable[..., None]
+    members: Callable[[dict[str, Any]], int] = lambda keys: 1
+    server: tuple[str, ...] = ()
+    instances_key: str = "instances"
+    min_operations: int = 64
+    warmup: int = 8
+
+    def bytes_per_operation(self, keys: dict[str, Any]) -> int | None:
+        for k in ("send_size", "message_bytes", "datasize"):
+            if k in keys:
+                return int(keys[k]) * (2 if self.operation == "transaction" else 1)
+        if "rr_size" in keys:
+            return 2 * int(keys["rr_size"])
+        return None
+
+
+def _rr_bound(keys: dict[str, Any]) -> int:
+    size = keys.get("rr_size", keys.get("message_bytes", 1))
+    skbs = net_rr.tcp_skbs(size, keys.get("ip", "ipv4"))
+    return 2 * sum(5 + len(p) for p in skbs) + 8
+
+
+def _rr(test: str) -> Callable[..., None]:
+    def generate(ev: Events, ninst: int, nops: int, keys: dict, alternatives: dict,
+                 rng: np.random.Generator) -> None:
+        size = keys.get("rr_size", keys.get("message_bytes"))
+        net_rr.rr_events(ev, test, ninst, nops, size, size, keys.get("ip", "ipv4"), rng)
+    return generate
+
+
+def _stream_bound(keys: dict[str, Any]) -> int:
+    size = keys.get("send_size", keys.get("message_bytes"))
+    per_skb = -(-size // tcp_mss(keys.get("ip", "ipv4"))) + 1
+    return size // 32768 + 2 + 6 * per_skb + 4 * (size // 65000 + 1)
+
+
+def _stream(test: str) -> Callable[..., None]:
+    def generate(ev: Events, ninst: int, nops: int, keys: dict, alternatives: dict,
+                 rng: np.random.Generator) -> None:
+        size = keys.get("send_size", keys.get("message_bytes"))
+        net_stream.stream_events(ev, test, ninst, nops, size, keys.get("ip", "ipv4"),
+                                 alternatives, rng)
+    return generate
+
+
+def _unix_bound(keys: dict[str, Any]) -> int:
+    size = keys.get("message_bytes", keys.get("datasize", 1))
+    per = sum(4 + 2 * len(frags) for _, frags in unix_message(size))
+    return per * 2
+
+
+def _unix(test: str) -> Callable[..., None]:
+    def generate(ev: Events, ninst: int, nops: int, keys: dict, alternatives: dict,
+                 rng: np.random.Generator) -> None:
+        size = keys.get("message_bytes", keys.get("datasize"))
+        local_unix.unix_events(ev, test, ninst, nops, size, alternatives, rng,
+                               fds=keys.get("fds", 1))
+    return generate
+
+
+def _pipe(ev: Events, ninst: int, nops: int, keys: dict, alternatives: dict,
+          rng: np.random.Generator) -> None:
+    local_pipe.pipe_events(ev, ninst, nops, keys["fds"], keys["datasize"], alternatives, rng)
+
+
+def _madvise_bound(keys: dict[str, Any]) -> int:
+    return keys["pages"] + -(-keys["pages"] // 31)
+
+
+def _net_rows(table: dict[str, dict[str, AccountingRow]], test: str):
+    return lambda keys: table[test]
+
+
+def _build_tests() -> dict[tuple[str, str], TestDef]:
+    from memcglab.workloads.catalogue.local_madvise import MADVISE_ROWS, madvise_events
+
+    out: dict[tuple[str, str], TestDef] = {}
+    net = {"client": "netperf", "server": "a netserver child (netserver -D forks per test)"}
+    lm = {"client": "the lmbench client", "server": "a child of the lmbench server daemon"}
+    for test in FAMILIES["netperf"]:
+        if test in _RR:
+            out[("netperf", test)] = TestDef(
+                "netperf", test, "transaction", "transactions per second", net,
+                _net_rows(net_rr.RR_ROWS, test), _rr_bound, _rr(test), server=("server",))
+        else:
+            out[("netperf", test)] = TestDef(
+                "netperf", test, "send", "bytes per second (send_size bytes per send)", net,
+                _net_rows(net_stream.STREAM_ROWS, test), _stream_bound, _stream(test),
+                server=("server",))
+    out[("lmbench", "lat_tcp")] = TestDef(
+        "lmbench", "lat_tcp", "transaction", "round trips (latency, the inverse)", lm,
+        _net_rows(net_rr.RR_ROWS, "lat_tcp"), _rr_bound, _rr("lat_tcp"), server=("server",))
+    out[("lmbench", "bw_tcp")] = TestDef(
+        "lmbench", "bw_tcp", "send", "bytes per second (message_bytes per write)", lm,
+        _net_rows(net_stream.STREAM_ROWS, "bw_tcp"), _stream_bound, _stream("bw_tcp"),
+        server=("server",))
+    out[("lmbench", "bw_unix")] = TestDef(
+        "lmbench", "bw_unix", "message", "bytes per second (message_bytes per write)",
+        {"reader": "the benchmp child (reads)", "writer": "its forked child (writes)"},
+        _net_rows(local_unix.UNIX_ROWS, "bw_unix"), _unix_bound, _unix("bw_unix"))
+    out[("lmbench", "lat_unix")] = TestDef(
+        "lmbench", "lat_unix", "transaction", "round trips (latency, the inverse)",
+        {"parent": "the benchmp child (writes first)", "child": "its forked echo child"},
+        _net_rows(local_unix.UNIX_ROWS, "lat_unix"), _unix_bound, _unix("lat_unix"))
+    hb = {"receiver": "receivers (created first, one pipe or socket each)",
+          "sender": "senders (write to every receiver of the group)"}
+    out[("hackbench", "socket")] = TestDef(
+        "hackbench", "socket", "message", "messages per second (the inverse of the run time)",
+        hb, _net_rows(local_unix.UNIX_ROWS, "socket"),
+        lambda keys: _unix_bound({"datasize": keys["datasize"]}), _unix("socket"),
+        members=lambda keys: keys["fds"], instances_key="groups")
+    out[("hackbench", "pipe")] = TestDef(
+        "hackbench", "pipe", "message", "messages per second (the inverse of the run time)",
+        hb, lambda keys: local_pipe.PIPE_ROWS,
+        lambda keys: 4 * (keys["datasize"] // PAGE_SIZE + 1), _pipe,
+        members=lambda keys: keys["fds"], instances_key="groups")
+    out[("madvise", "fault_release")] = TestDef(
+        "madvise", "fault_release", "iteration", "iterations per second (time per iteration)",
+        {"job": "the fault/MADV_DONTNEED loop of one cgroup"}, lambda keys: MADVISE_ROWS,
+        _madvise_bound, madvise_events, instances_key="cgroups", min_operations=2, warmup=1)
+    return out
+
+
+TESTS: dict[tuple[str, str], TestDef] = _build_tests()
