@@ -11,6 +11,9 @@ is left as it is, one that still equals what was last copied (the user did not
 touch it, the shipped version changed) is updated, and anything else, including a
 same-named file that memcglab never wrote, is skipped and named.
 
+JupyterLab refuses to start as root unless given ``--allow-root``; in a container,
+where one often is root, the command says so before the line that says how to open them.
+
 Mistakes a user can make (``DIR`` is a file, cannot be created or written, one of the
 notebook names is taken by a directory) exit with status 2 and one line on standard
 error before anything is written. Every file is written to a temporary name first
@@ -175,5 +178,12 @@ def run(args: argparse.Namespace) -> int:
     if p.edited:
         print(f"skipped, edited since they were copied (--force overwrites them): "
               f"{_names(p.edited)}")
+    if _is_root():
+        print(f"as root (in a container, say) jupyter lab also needs --allow-root: "
+              f"jupyter lab --allow-root {d}")
     print(f"open them with: jupyter lab {d}")
     return 0
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
