@@ -1,4 +1,4 @@
-"""Statistics: tests from summary statistics, calibration, and the verdicts on the seeds.
+"""Statistics: tests from summary statistics, calibration, and every verdict on the model.
 
 The only layer, with ``memcglab.published``, that reads published numbers. It
 compares them with what memcglab simulates; nothing here feeds a simulation.
@@ -9,10 +9,16 @@ compares them with what memcglab simulates; nothing here feeds a simulation.
   intervals, out-of-sample and leave-one-out errors;
 * :mod:`~memcglab.stats.netperf_fit`: seed 000's registered contention model fitted on
   the "without" column alone (study 1 predicts "with" from it);
-* :mod:`~memcglab.stats.verdicts`: seed 003, seed 004, LRU vs random;
-* :mod:`~memcglab.stats.verdict_rules`: the pre-registered rules, applied by ``judge``.
+* :mod:`~memcglab.stats.verdicts`: Welch and TOST on the RFC's madvise table and on
+  simulated trials;
+* :mod:`~memcglab.stats.verdict_rules`: the pre-registered rules and their dated addendum;
+* :mod:`~memcglab.stats.judging`: ``judge``, the one function every verdict word comes
+  from, with :class:`Measurement` (a measured value widened by its noise) and ``p_inside``
+  (P(holds)'s one definition);
+* :mod:`~memcglab.stats.alternatives`: intervals per modelling alternative.
 """
 
+from memcglab.stats.alternatives import option_intervals
 from memcglab.stats.calibration import Fit, calibrate, leave_one_out, mape, prediction_errors
 from memcglab.stats.inference import (
     TostResult,
@@ -27,18 +33,15 @@ from memcglab.stats.inference import (
     welch,
     welch_df,
 )
-from memcglab.stats.verdict_rules import Verdict, judge, load_rules
-from memcglab.stats.verdicts import (
-    verdict_003,
-    verdict_003_simulated,
-    verdict_004_rules,
-    verdict_lru_random_rules,
-)
+from memcglab.stats.judging import Measurement, Take, Verdict, format_p, judge, p_inside
+from memcglab.stats.verdict_rules import load_rules, verdict_words
+from memcglab.stats.verdicts import verdict_003, verdict_003_simulated
 
 __all__ = [
     "Fit", "calibrate", "leave_one_out", "mape", "prediction_errors",
     "TostResult", "WelchResult", "bootstrap_ci", "cohens_d", "equivalence_margin", "hedges_g",
     "paired_wilcoxon", "perf_rse_to_sd", "tost", "welch", "welch_df",
-    "verdict_003", "verdict_003_simulated", "verdict_004_rules", "verdict_lru_random_rules",
-    "Verdict", "judge", "load_rules",
+    "verdict_003", "verdict_003_simulated",
+    "Measurement", "Take", "Verdict", "format_p", "judge", "load_rules", "option_intervals",
+    "p_inside", "verdict_words",
 ]

@@ -1,13 +1,11 @@
-"""The verdicts the notebooks show for seeds 003 and 004 and the LRU-vs-random claim.
+"""Welch and TOST on the madvise table of "mm/memcontrol, page_counter: move stock from
+mem_cgroup to page_counter" (Joshua Hahn, RFC, April 2026), and on simulated trials.
 
-Each returns a tidy table. Seed 004's regression and the LRU-vs-random claim are judged
-only on intervals that carry the hardware priors, by the pre-registered rules
-(:func:`memcglab.stats.verdict_rules.judge`); the earlier verdicts on seed-only
-intervals were retired, because under those rules they decide nothing. The published
-side comes from ``memcglab.published``; the simulated side is passed in (samples over
-seeds or trials, or a priced interval), so every verdict can be computed from hand-made
-inputs. Seed 000's fit is in ``memcglab.stats.netperf_fit``;
-study 1 judges it.
+Each returns a tidy table of test statistics; ``finding`` reads them in a few words
+("equivalent within +-2%, yet detectably different"). These are statistical tests on
+the published numbers (or on a simulation's trials), not verdicts on the model: every
+verdict word comes from :func:`memcglab.stats.judge`, which study 3 calls with the
+measured differences these tables give (a difference of means with its Welch interval).
 
 >>> v = verdict_003()
 >>> v[["cgroups", "equivalent"]].values.tolist()
@@ -17,6 +15,7 @@ study 1 judges it.
 from __future__ import annotations
 
 import pandas as pd
+from scipy import stats
 
 from memcglab.published import load
 from memcglab.stats.inference import (
@@ -25,14 +24,12 @@ from memcglab.stats.inference import (
     tost,
     welch,
 )
-from memcglab.stats.verdict_rules import judge
 
-__all__ = ["verdict_003", "verdict_003_simulated", "verdict_004_rules",
-           "verdict_lru_random_rules"]
+__all__ = ["verdict_003", "verdict_003_simulated"]
 
 _COLS_003 = ["cgroups", "n", "before_ms", "after_ms", "sd_before_ms", "sd_after_ms", "diff_ms",
              "delta_pct", "welch_t", "welch_df", "welch_p", "hedges_g", "margin_pct", "tost_p",
-             "equivalent", "min_equiv_margin_pct", "verdict"]
+             "equivalent", "min_equiv_margin_pct", "ci90_half_pct", "finding"]
 
 
 def _word(significant: bool, equivalent: bool, margin_pct: float) -> str:
@@ -40,6 +37,11 @@ def _word(significant: bool, equivalent: bool, margin_pct: float) -> str:
         m = f"equivalent within +-{margin_pct:g}%"
         return m + ", yet detectably different" if significant else m
     return "different" if significant else "inconclusive"
+
+
+def _ci_half(w, alpha: float) -> float:
+    """Half-width of the two-sided (1 - alpha) Welch interval of the difference."""
+    return float(stats.t.ppf(1 - alpha / 2, w.df) * w.se)
 
 
 def _equivalence_rows(stats: list[dict], margin_pct: float, alpha: float) -> pd.DataFrame:
@@ -56,7 +58,8 @@ def _equivalence_rows(stats: list[dict], margin_pct: float, alpha: float) -> pd.
             "tost_p": t.p, "equivalent": t.equivalent,
             "min_equiv_margin_pct": equivalence_margin(m1, s1, n1, m2, s2, n2, alpha)
             / abs(m1) * 100,
-            "verdict": _word(w.p < alpha, t.equivalent, margin_pct),
+            "ci90_half_pct": _ci_half(w, 0.10) / abs(m1) * 100,
+            "finding": _word(w.p < alpha, t.equivalent, margin_pct),
         })
     return pd.DataFrame(rows, columns=_COLS_003)
 
@@ -108,60 +111,3 @@ def verdict_003_simulated(samples: pd.DataFrame, margin_pct: float = 2.0, alpha:
                       "m1": b["mean"], "s1": b["std"], "n1": int(b["count"]),
                       "m2": a["mean"], "s2": a["std"], "n2": int(a["count"])})
     return _equivalence_rows(stats, margin_pct, alpha)
-
-
-def verdict_004_rules(regression, fixed_gap=None) -> pd.DataFrame:
-    """Seed 004's regression and fix judged by the pre-registered rules
-    (:func:`memcglab.stats.verdict_rules.judge`).
-
-    ``regression`` and ``fixed_gap`` are priced predictions in % with ``median``,
-    ``low``, ``high``, ``coverage``, ``sources`` and ``as_claim_columns()`` (a
-    :class:`memcglab.uncertainty.UncertainResult`): the blamed layout's loss against the
-    parent, and the fixed layout's. The regression is a ``difference`` claim (blamed
-    minus parent) at the published 4.38%; "within 0.5% of the parent" is a ``value``
-    claim with the band [-0.5, 0.5]%. The boot-to-boot spread (up to 1.2%) is reported
-    beside, not folded into the bands.
-    """
-    q = load("seed004_false_sharing").frame.set_index("quantity")["value"]
-    pub, noise, gap = (float(q[k]) for k in ("median_mremap_throughput_regression",
-                                             "boot_to_boot_spread", "fixed_gap_to_parent"))
-    rows = []
-    for name, pred, kind, band in (("regression", regression, "difference", (pub, pub)),
-                                   ("fixed_gap", fixed_gap, "value", (-gap, gap))):
-        if pred is None:
-            continue
-        v = judge(kind, band[0], band[1], interval=pred)
-        cols = pred.as_claim_columns()
-        rows.append({"quantity": name, "kind": kind, "median_pct": float(pred.median),
-                     "low_pct": float(pred.low), "high_pct": float(pred.high),
-                     "coverage": float(pred.coverage), "p_holds": float(cols["p_holds"]),
-                     "driver": cols["driver"], "break_even": cols["break_even"],
-                     "published_low_pct": band[0], "published_high_pct": band[1],
-                     "noise_band_pct": noise, "verdict": v.word, "reason": v.reason,
-                     "rules_sha256": v.rules_sha256})
-    return pd.DataFrame(rows)
-
-
-def verdict_lru_random_rules(priced) -> pd.DataFrame:
-    """Seed 000's "random better than LRU by 1% to 3%" judged per mix by the pre-registered
-    rules (:func:`memcglab.stats.verdict_rules.judge`, a ``difference`` claim on the
-    band [1, 3]% of random's throughput advantage).
-
-    ``priced`` maps a mix name to its priced advantage in % (a
-    :class:`memcglab.uncertainty.UncertainResult`, or anything with ``median``,
-    ``low``, ``high``, ``coverage``, ``sources`` and ``as_claim_columns()``). The interval
-    carries the hardware priors and the modelling alternatives.
-    """
-    c = load("claims").frame.set_index("claim_id").loc["lru_vs_random"]
-    low, high = float(c["low"]), float(c["high"])
-    rows = []
-    for mix, pred in priced.items():
-        v = judge("difference", low, high, interval=pred)
-        cols = pred.as_claim_columns()
-        rows.append({"mix": mix, "median_pct": float(pred.median), "low_pct": float(pred.low),
-                     "high_pct": float(pred.high), "coverage": float(pred.coverage),
-                     "p_holds": float(cols["p_holds"]), "driver": cols["driver"],
-                     "break_even": cols["break_even"], "claim_low_pct": low,
-                     "claim_high_pct": high, "verdict": v.word, "reason": v.reason,
-                     "rules_sha256": v.rules_sha256})
-    return pd.DataFrame(rows)

@@ -1,4 +1,4 @@
-"""Verdicts for seeds 003 and 004 and the LRU-vs-random claim, from hand-made inputs."""
+"""Welch and TOST on the RFC's madvise table and on simulated trials, from hand-made inputs."""
 
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ def test_verdict_003_margin_decides():
     narrow = verdict_003(margin_pct=1.0).set_index("cgroups")
     # row 1 needs about 1.69%: not equivalent at 1%, the others are
     assert narrow["equivalent"].tolist() == [False, True, True]
-    assert narrow.loc[1, "verdict"] == "different"
-    assert narrow.loc[32, "verdict"] == "equivalent within +-1%"
+    assert narrow.loc[1, "finding"] == "different"
+    assert narrow.loc[32, "finding"] == "equivalent within +-1%"
 
 
 def test_verdict_003_smaller_n_widens_the_margin():
@@ -54,7 +54,7 @@ def test_verdict_003_custom_table_and_bad_option():
     t = pd.DataFrame({"cgroups": [2], "before_ms": [100.0], "after_ms": [100.0],
                       "stddev_ms": [10.0], "delta_pct": [0.0]})
     v = verdict_003(t, n=4)
-    assert v.loc[0, "verdict"] == "inconclusive"
+    assert v.loc[0, "finding"] == "inconclusive"
     with pytest.raises(ValueError, match="diff_from='after'"):
         verdict_003(diff_from="after")
 
@@ -73,3 +73,9 @@ def test_verdict_003_simulated_matches_summary_statistics():
         verdict_003_simulated(s.replace({"arm": {"after": "later"}}))
     with pytest.raises(ValueError, match="samples needs columns"):
         verdict_003_simulated(s.rename(columns={"value": "ms"}))
+
+
+def test_verdict_003_gives_the_difference_its_90pct_welch_interval():
+    v = verdict_003(diff_from="rounded").set_index("cgroups")
+    se = 5.097 * math.sqrt(2 / 30)
+    assert v.loc[1, "ci90_half_pct"] == pytest.approx(st.t.ppf(0.95, 58) * se / 446 * 100)
