@@ -11,7 +11,7 @@
 ...                     operations=10**6))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: instances=16000 x (operations=1000000 + warm-up 8) x up to 20 trace rows ...
+ValueError: instances=16000 x (operations=1000000 + warm-up 8) x up to 10 trace rows ...
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from memcglab.workloads.catalogue.rows import AccountingRow
 from memcglab.workloads.catalogue.spec import MAX_TRACE_ROWS, BenchmarkSpec
 from memcglab.workloads.catalogue.tests import TESTS
 
-__all__ = ["BenchmarkTrace", "TARGET_ROWS", "build", "default_operations"]
+__all__ = ["BenchmarkTrace", "MAX_OPERATIONS", "TARGET_ROWS", "build", "default_operations"]
 
 #: the bound on trace rows (the rows one operation can make at most, times the
 #: operations) the default size aims at: a trace replays in a few seconds
@@ -105,23 +105,27 @@ def default_operations(spec: BenchmarkSpec) -> int:
     test = TESTS[(spec.family, spec.test)]
     keys = spec.resolved_keys()
     ninst = keys[test.instances_key]
-    n = max(test.min_operations, TARGET_ROWS // (ninst * test.bound(keys)) - test.warmup)
+    n = max(test.least(keys), int(TARGET_ROWS / (ninst * test.bound(keys))) - test.warm(keys))
     if spec.family == "hackbench":
-        n = min(n, keys["fds"] * keys["fds"] * keys["loops"] - test.warmup)
+        n = min(n, max(1, keys["fds"] * keys["fds"] * keys["loops"] - test.warm(keys)))
     if spec.family == "madvise":
         n = min(n, keys["iterations"])
     return max(1, n)
 
 
-def _check_size(spec: BenchmarkSpec, ninst: int, nops: int, warm: int, bound: int,
-                name: str) -> None:
-    rows = ninst * (nops + warm) * bound
+def _check_size(ninst: int, nops: int, warm: int, bound: float, name: str) -> None:
+    rows = int(np.ceil(ninst * (nops + warm) * bound))
     if rows > MAX_TRACE_ROWS:
+        most = max(0, int(MAX_TRACE_ROWS / (ninst * bound)) - warm)
         raise ValueError(f"{name}={ninst} x (operations={nops} + warm-up {warm}) x up to "
-                         f"{bound} trace rows per operation = {rows:,} exceeds "
+                         f"{bound:g} trace rows per operation = {rows:,} exceeds "
                          f"{MAX_TRACE_ROWS:,} (MAX_TRACE_ROWS): give fewer operations "
-                         f"(at most {max(0, MAX_TRACE_ROWS // (ninst * bound) - warm)} per "
-                         f"instance here) or fewer {name}")
+                         f"(at most {most} per instance here) or fewer {name}")
+
+
+#: most benchmark operations (all instances) a build simulates, rows or not: the
+#: generators hold a few arrays of this length (hackbench pipe: its messages)
+MAX_OPERATIONS = 50_000_000
 
 
 def build(spec: BenchmarkSpec) -> BenchmarkTrace:
@@ -131,8 +135,13 @@ def build(spec: BenchmarkSpec) -> BenchmarkTrace:
     alts = spec.resolved_alternatives()
     ninst = keys[test.instances_key]
     nops = spec.operations if spec.operations is not None else default_operations(spec)
-    warm = test.warmup
-    _check_size(spec, ninst, nops, warm, test.bound(keys), test.instances_key)
+    warm = test.warm(keys)
+    _check_size(ninst, nops, warm, test.bound(keys), test.instances_key)
+    if ninst * (nops + warm) > MAX_OPERATIONS:
+        raise ValueError(f"{test.instances_key}={ninst} x (operations={nops} + warm-up {warm}) "
+                         f"= {ninst * (nops + warm):,} operations exceeds {MAX_OPERATIONS:,} "
+                         "(MAX_OPERATIONS): give fewer operations or fewer "
+                         f"{test.instances_key}")
     m = spec.machine
     members = test.members(keys)
     rng = np.random.default_rng([spec.seed, zlib.crc32(f"{spec.family}/{spec.test}".encode())])
@@ -151,6 +160,11 @@ def build(spec: BenchmarkSpec) -> BenchmarkTrace:
                                   for r in test.roles}), rows)
     test.generate(ev, ninst, nops + warm, keys, alts, rng)
     body, origin, nwarm = ev.build(spec.sk_reclaim, float(warm))
+    if not test.exact_bound and len(body) > MAX_TRACE_ROWS:
+        raise ValueError(f"{test.instances_key}={ninst} x (operations={nops} + warm-up {warm}) "
+                         f"made {len(body):,} trace rows, more than {MAX_TRACE_ROWS:,} "
+                         "(MAX_TRACE_ROWS): give fewer operations or fewer "
+                         f"{test.instances_key}")
     ops = np.concatenate([head, body])
     trace = Trace(m.cpus, ops, f"<{spec.family} {spec.test}>", nodes=m.sockets)
     softirq = tuple(sorted({r.cpu for r in rows.values() if r.irq}))

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from memcglab.trace import OP_CHARGE
 from memcglab.workloads.catalogue.events import Events
 from memcglab.workloads.catalogue.rows import FOLIO_FREE, AccountingRow, kcite
 from memcglab.workloads.madvise import FOLIO_BATCH_SIZE, MadviseFaultSpec, fault_release_ops
@@ -57,6 +58,6 @@ def madvise_events(ev: Events, ninst: int, nops: int, keys: dict[str, Any],
     op, _cpu, task, nr = fault_release_ops(spec, rng, pinned=cpus)
     per_iteration = spec.ops_per_iteration
     time = (np.arange(len(op)) // ninst) / per_iteration
-    charge = op == 1
+    charge = op == OP_CHARGE
     ev.add("fault", time[charge], task[charge], arg=nr[charge].astype(np.int64))
     ev.add("zap", time[~charge], task[~charge], arg=nr[~charge].astype(np.int64))

@@ -25,7 +25,6 @@ import numba
 import numpy as np
 
 from memcglab.workloads.catalogue.events import Events
-from memcglab.workloads.catalogue.local_unix import batch_reads, hackbench_messages
 from memcglab.workloads.catalogue.rows import FOLIO_FREE, KMEM_PAGE, AccountingRow, Cite, kcite
 from memcglab.workloads.catalogue.sizes import PAGE_SIZE, PIPE_TMP_PAGES
 
@@ -57,49 +56,129 @@ PIPE_ROWS: dict[str, AccountingRow] = {
 
 
 @numba.njit(cache=True)
+def _pipe_write(fill, unread, head, tail, tmp, p, size, page, cap):  # pragma: no cover
+    """pipe_write of ``size`` bytes into pipe ``p``: the pages it allocates."""
+    pages = 0
+    chars = size & (page - 1)
+    if chars and head[p] != tail[p]:
+        last = (head[p] - 1) % cap
+        if fill[p, last] + chars <= page:  # PIPE_BUF_FLAG_CAN_MERGE and room
+            fill[p, last] += chars
+            unread[p, last] += chars
+            size -= chars
+    while size > 0:
+        n = min(size, page)
+        if tmp[p] > 0:  # anon_pipe_get_page: a cached page
+            tmp[p] -= 1
+        else:
+            pages += 1  # alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT)
+        slot = head[p] % cap
+        fill[p, slot] = n
+        unread[p, slot] = n
+        head[p] += 1
+        size -= n
+    return pages
+
+
+@numba.njit(cache=True)
+def _pipe_read(unread, head, tail, tmp, p, size, cap, tmp_max):  # pragma: no cover
+    """pipe_read of ``size`` bytes from pipe ``p``: the pages it frees."""
+    pages = 0
+    while size > 0 and head[p] != tail[p]:
+        slot = tail[p] % cap
+        c = min(size, unread[p, slot])
+        unread[p, slot] -= c
+        size -= c
+        if unread[p, slot] == 0:
+            tail[p] += 1
+            if tmp[p] < tmp_max:  # anon_pipe_put_page keeps it in tmp_page[]
+                tmp[p] += 1
+            else:
+                pages += 1  # put_page -> __folio_put -> mem_cgroup_uncharge
+    return pages
+
+
+_CAP = 4096  # buffers a pipe may hold here (more than the kernel's 16: not modelled)
+
+
+@numba.njit(cache=True)
 def _pipes(kind, pipe, nbytes, npipes, page, tmp_max):  # pragma: no cover - jitted
-    cap = 4096  # buffers a pipe may hold here (more than the kernel's 16: not modelled)
-    fill = np.zeros((npipes, cap), dtype=np.int64)
-    unread = np.zeros((npipes, cap), dtype=np.int64)
+    fill = np.zeros((npipes, _CAP), dtype=np.int64)
+    unread = np.zeros((npipes, _CAP), dtype=np.int64)
     head = np.zeros(npipes, dtype=np.int64)
     tail = np.zeros(npipes, dtype=np.int64)
     tmp = np.zeros(npipes, dtype=np.int64)
     out = np.zeros(len(kind), dtype=np.int64)
     for e in range(len(kind)):
-        p = pipe[e]
-        size = nbytes[e]
-        if kind[e] == 0:  # pipe_write
-            chars = size & (page - 1)
-            if chars and head[p] != tail[p]:
-                last = (head[p] - 1) % cap
-                if fill[p, last] + chars <= page:
-                    fill[p, last] += chars
-                    unread[p, last] += chars
-                    size -= chars
-            while size > 0:
-                n = min(size, page)
-                if tmp[p] > 0:
-                    tmp[p] -= 1
-                else:
-                    out[e] += 1  # alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT)
-                slot = head[p] % cap
-                fill[p, slot] = n
-                unread[p, slot] = n
-                head[p] += 1
-                size -= n
-        else:  # pipe_read of `size` bytes
-            while size > 0 and head[p] != tail[p]:
-                slot = tail[p] % cap
-                c = min(size, unread[p, slot])
-                unread[p, slot] -= c
-                size -= c
-                if unread[p, slot] == 0:
-                    tail[p] += 1
-                    if tmp[p] < tmp_max:
-                        tmp[p] += 1
-                    else:
-                        out[e] += 1  # put_page -> __folio_put -> mem_cgroup_uncharge
+        if kind[e] == 0:
+            out[e] = _pipe_write(fill, unread, head, tail, tmp, pipe[e], nbytes[e], page, _CAP)
+        else:
+            out[e] = _pipe_read(unread, head, tail, tmp, pipe[e], nbytes[e], _CAP, tmp_max)
     return out
+
+
+@numba.njit(cache=True)
+def _hackbench_pipes(npipes, fds, per_pipe, size, depth, seed, page,
+                     tmp_max):  # pragma: no cover - jitted
+    """Every pipe's messages, rounds of ``fds`` (one per sender, in a random order at
+    random times of the round), a reader that wakes after a message with probability
+    1/depth and drains the pipe; returns the page events (kind, pipe, message, time,
+    sender, pages)."""
+    np.random.seed(seed)
+    per_round = fds * fds
+    fill = np.zeros((npipes, _CAP), dtype=np.int64)
+    unread = np.zeros((npipes, _CAP), dtype=np.int64)
+    head = np.zeros(npipes, dtype=np.int64)
+    tail = np.zeros(npipes, dtype=np.int64)
+    tmp = np.zeros(npipes, dtype=np.int64)
+    cap = 1024
+    ev_kind = np.zeros(cap, dtype=np.int64)
+    ev_pipe = np.zeros(cap, dtype=np.int64)
+    ev_msg = np.zeros(cap, dtype=np.int64)
+    ev_time = np.zeros(cap, dtype=np.float64)
+    ev_sender = np.zeros(cap, dtype=np.int64)
+    ev_pages = np.zeros(cap, dtype=np.int64)
+    n = 0
+    for p in range(npipes):
+        queued = 0
+        for rnd in range((per_pipe + fds - 1) // fds):
+            times = np.sort(np.random.random(fds)) * per_round + rnd * per_round
+            senders = np.random.permutation(fds)
+            for k in range(fds):
+                q = rnd * fds + k
+                if q >= per_pipe:
+                    break
+                for kind in range(2):
+                    if kind == 0:
+                        pages = _pipe_write(fill, unread, head, tail, tmp, p, size, page,
+                                            _CAP)
+                        queued += 1
+                        when = times[k]
+                    else:
+                        if np.random.random() >= 1.0 / depth:
+                            continue
+                        pages = _pipe_read(unread, head, tail, tmp, p, size * queued, _CAP,
+                                           tmp_max)
+                        queued = 0
+                        when = times[k] + 1e-6
+                    if pages == 0:
+                        continue
+                    if n == cap:
+                        cap *= 2
+                        ev_kind = np.concatenate((ev_kind, np.zeros_like(ev_kind)))
+                        ev_pipe = np.concatenate((ev_pipe, np.zeros_like(ev_pipe)))
+                        ev_msg = np.concatenate((ev_msg, np.zeros_like(ev_msg)))
+                        ev_time = np.concatenate((ev_time, np.zeros_like(ev_time)))
+                        ev_sender = np.concatenate((ev_sender, np.zeros_like(ev_sender)))
+                        ev_pages = np.concatenate((ev_pages, np.zeros_like(ev_pages)))
+                    ev_kind[n] = kind
+                    ev_pipe[n] = p
+                    ev_msg[n] = q
+                    ev_time[n] = when
+                    ev_sender[n] = senders[k]
+                    ev_pages[n] = pages
+                    n += 1
+    return ev_kind[:n], ev_pipe[:n], ev_msg[:n], ev_time[:n], ev_sender[:n], ev_pages[:n]
 
 
 def pipe_pages(kind: np.ndarray, pipe: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
@@ -118,19 +197,21 @@ def pipe_pages(kind: np.ndarray, pipe: np.ndarray, nbytes: np.ndarray) -> np.nda
 
 def pipe_events(ev: Events, ninst: int, nops: int, fds: int, datasize: int,
                 alternatives: dict, rng: np.random.Generator) -> None:
-    """Add the first ``nops`` messages of every group and the page traffic they cause."""
-    i, s, r, t = hackbench_messages(ninst, nops, fds, rng)
-    pipe = i * fds + r
-    read = batch_reads(pipe, t, ninst * fds, int(alternatives["queue_depth"]), rng)
-    n = len(t)
-    when = np.concatenate([t, read])
-    order = np.argsort(when, kind="stable")
-    kind = np.repeat(np.array([0, 1], dtype=np.int8), n)[order]
-    pages = pipe_pages(kind, np.tile(pipe, 2)[order], np.full(2 * n, datasize))
-    msg = np.tile(np.arange(n), 2)[order]
+    """Add the page traffic of the first ``nops`` messages of every group.
+
+    A group's messages are its pipes' in turn: each receiver's pipe gets one message
+    per sender per round, so pipe ``r`` holds ``nops / fds`` of them; message ``q`` of
+    a pipe belongs to round ``q // fds`` and the group's time counts its messages.
+    Only the writes and reads that move a page make events, so the group's
+    messages are never all held in memory.
+    """
+    per_pipe = -(-nops // fds)
+    kind, pipe, _msg, when, sender, pages = _hackbench_pipes(
+        ninst * fds, fds, per_pipe, datasize, int(alternatives["queue_depth"]),
+        int(rng.integers(0, 2**31 - 1)), PAGE_SIZE, PIPE_TMP_PAGES)
+    group, receiver = pipe // fds, pipe % fds
     for k, key in ((0, "page"), (1, "free")):
-        sel = np.flatnonzero((kind == k) & (pages > 0))
+        sel = np.flatnonzero(kind == k)
         sel = np.repeat(sel, pages[sel])  # one alloc_page / put_page per page
-        m = msg[sel]
-        ev.add(key, when[order][sel], i[m], arg=1, member=s[m],
-               cpu_member=s[m] if k == 0 else r[m])
+        ev.add(key, when[sel], group[sel], arg=1, member=sender[sel],
+               cpu_member=sender[sel] if k == 0 else receiver[sel])

@@ -196,16 +196,15 @@ def hackbench_messages(ninst: int, nops: int, fds: int,
     """(group, sender, receiver, time) of each group's first ``nops`` messages, time-sorted.
 
     A round is every sender's write to every receiver (one iteration of the senders'
-    ``loops``); writes interleave at random within a round.
+    ``loops``), in a random order; a group's time counts its messages, so message
+    ``k`` of every group falls in ``[k, k + 1)`` and the groups interleave.
     """
     per_round = fds * fds
-    k = np.arange(nops, dtype=np.int64)
-    rounds = k // per_round
     i = np.repeat(np.arange(ninst, dtype=np.int64), nops)
-    pair = np.concatenate([rng.permutation(per_round)[:min(per_round, nops - q * per_round)]
-                           for _ in range(ninst) for q in range(-(-nops // per_round))])
-    # time in operations (messages) of the group: round q spans [q, q + 1) x per_round
-    t = (np.tile(rounds, ninst) + rng.random(len(i))) * per_round
+    rounds = -(-nops // per_round)
+    pair = np.concatenate([np.argsort(rng.random((rounds, per_round)), axis=1).ravel()[:nops]
+                           for _ in range(ninst)])
+    t = np.tile(np.arange(nops, dtype=np.float64), ninst) + 0.5 * rng.random(len(i))
     order = np.argsort(t, kind="stable")
     return i[order], (pair // fds)[order], (pair % fds)[order], t[order]
 
