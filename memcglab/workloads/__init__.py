@@ -1,4 +1,10 @@
-"""Workload generators: traces for the seeds' experiments and synthetic tenant mixes.
+"""Workload generators: the benchmark catalogue, the seeds' experiments, synthetic mixes.
+
+The scenario contract's benchmarks (netperf, lmbench, hackbench, the RFC's madvise
+loop) are :mod:`memcglab.workloads.catalogue`: ``build(BenchmarkSpec(...))`` gives a
+:class:`~memcglab.workloads.catalogue.BenchmarkTrace`, each test's accounting derived
+from the kernel and benchmark sources (``docs/accounting.md``). ``loopback_rr``,
+``loopback_stream`` and ``unix_stream`` are thin aliases of it, kept for the studies.
 
 Each generator takes a frozen spec (every field documented with its physical
 meaning and where its default comes from), is deterministic for the spec's seed,
@@ -29,6 +35,7 @@ from typing import Any, NamedTuple
 
 from memcglab.layout.access import AccessStream
 from memcglab.trace import Trace
+from memcglab.workloads.catalogue import BenchmarkSpec, BenchmarkTrace, Machine, build
 from memcglab.workloads.common import write_trace
 from memcglab.workloads.loopback_rr import LoopbackRRSpec, loopback_rr
 from memcglab.workloads.loopback_stream import LoopbackStreamSpec, loopback_stream
@@ -49,6 +56,10 @@ from memcglab.workloads.unix_stream import UnixStreamSpec, unix_stream
 
 __all__ = [
     "ACCESS_WORKLOADS",
+    "BenchmarkSpec",
+    "BenchmarkTrace",
+    "Machine",
+    "build",
     "WORKLOADS",
     "Workload",
     "LoopbackRRSpec",
