@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -193,9 +194,10 @@ def run(args: argparse.Namespace) -> int:
             args.notebook, grid, args.out, workers=args.workers, executor=client,
             timeout=args.timeout, kernel=args.kernel, progress=not args.no_progress,
         )
-    except KeyboardInterrupt:  # before the runs started (or outside the main thread)
-        print("memcglab sweep: stopped by SIGINT before any run started", file=sys.stderr)
-        return exit_status(2)
+    except KeyboardInterrupt:  # while checking, before the sweep's own handler is in place
+        print("memcglab sweep: stopped by SIGINT; runs that finished are kept, and the same "
+              "command resumes", file=sys.stderr)
+        return exit_status(signal.SIGINT)
     finally:
         if client is not None:
             client.close()

@@ -131,3 +131,38 @@ def test_every_run_gets_an_absolute_output_dir_whatever_out_was(tmp_path, monkey
     (injected,) = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert f'output_dir = "{run}"\n' in injected.source + "\n"
     assert Path(run).is_absolute()
+
+
+def test_ctrl_c_while_the_grid_is_checked_is_one_line_and_130(tmp_path, capsys, monkeypatch):
+    import memcglab.sweep.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_validate", interrupted)
+    assert sweep(NB, "--out", str(tmp_path / "out")) == 130
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith("memcglab sweep: stopped by SIGINT; ")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_resume_command_repeats_the_grid_with_absolute_paths(tmp_path, monkeypatch):
+    import argparse
+    import os
+
+    from memcglab.sweep.cli import resume_command
+
+    monkeypatch.chdir(tmp_path)
+    args = argparse.Namespace(params=[["slots", "1,7"], ["profile", "a b"]], out=Path("o"),
+                              scheduler=None, workers=(os.cpu_count() or 1) + 1, timeout=600.0,
+                              kernel="python3", no_progress=False)
+    assert resume_command(args, "02_policy_and_slots") == (
+        f"memcglab sweep 02_policy_and_slots -p slots 1,7 -p profile 'a b' --out {tmp_path}/o "
+        f"--workers {args.workers}")  # not the default: said
+    (tmp_path / "mine.ipynb").write_text("{}")
+    args.scheduler, args.timeout = "tcp://h:8786", 60.0
+    assert resume_command(args, "mine.ipynb").startswith(
+        f"memcglab sweep {tmp_path}/mine.ipynb -p slots 1,7")
+    assert resume_command(args, "mine.ipynb").endswith(
+        "--scheduler tcp://h:8786 --timeout 60")
