@@ -111,11 +111,15 @@ def test_every_parameter_of_the_shipped_studies_is_read_by_their_code():
 
 @pytest.fixture
 def proposed(tmp_path):
-    """The shipped study notebooks with the declarations proposed for them, as copies."""
+    """The shipped study notebooks, each with its own declaration once it has one, until
+    then a copy with the declaration proposed for it (study_declarations.json)."""
     assert sorted(PROPOSED) == [p.name for p in study_notebooks()]
     out = {}
     for path in study_notebooks():
         nb = read_notebook(path)
+        if "sweep" in nb.metadata.get("memcglab", {}):
+            out[path.name[:2]] = path
+            continue
         nb.metadata["memcglab"] = {"sweep": PROPOSED[path.name]}
         nbformat.write(nb, tmp_path / path.name)
         out[path.name[:2]] = tmp_path / path.name
