@@ -1,10 +1,17 @@
-"""netperf_rx: the multi-tenant network receive mix of seed 000.
+"""netperf_rx: a stylised multi-tenant network receive mix, after seed 000's setup.
 
 Seed 000 (Shakeel Butt, "memcg: multi-memcg percpu charge cache") measured
 ``netperf -6 -H ::1 -l 60 -t TCP_SENDFILE -- -m 10K`` with 6 to 36 clients, each in
 its own cgroup, on a 72-CPU machine, and describes the production problem behind
 it: "net_rx_action is serving packets from multiple workloads", so a CPU's single
 cached memcg is switched on nearly every packet.
+
+This generator is not that benchmark's accounting: it charges each message whole on
+the receive side and releases it whole, so the studies can vary what the kernel
+does not let a loopback run vary (a softirq CPU serving ``interleave`` flows, the
+release CPU, task migration). The benchmark itself, with ``sk_forward_alloc``, both
+sockets and both eras of socket reclaim, is the catalogue's netperf TCP_SENDFILE
+(:mod:`memcglab.workloads.catalogue`, ``docs/accounting.md``).
 
 Modelling choices:
 

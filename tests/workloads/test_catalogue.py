@@ -221,6 +221,11 @@ def test_sizes_that_multiply_are_bounded_with_the_inputs_named():
                                          r"\(MAX_OPERATIONS\)"):
         build(BenchmarkSpec("hackbench", "pipe", {"groups": 1024}, Machine(8),
                             operations=50_000))
+    with pytest.raises(ValueError, match=r"groups=1024 x 2 roles x fds=1024 = 2,097,152 tasks "
+                                         r"exceeds 1,048,576 \(MAX_TASKS\): give fewer groups "
+                                         r"or fds"):
+        build(BenchmarkSpec("hackbench", "socket", {"groups": 1024, "fds": 1024}, Machine(8),
+                            operations=10))
     with pytest.raises(ValueError, match="cgroups=4096 x"):
         build(BenchmarkSpec("madvise", "fault_release", {"cgroups": 4096}, Machine(8),
                             operations=10_000))

@@ -30,7 +30,8 @@ from memcglab.workloads.catalogue.rows import AccountingRow
 from memcglab.workloads.catalogue.spec import MAX_TRACE_ROWS, BenchmarkSpec
 from memcglab.workloads.catalogue.tests import TESTS
 
-__all__ = ["BenchmarkTrace", "MAX_OPERATIONS", "TARGET_ROWS", "build", "default_operations"]
+__all__ = ["BenchmarkTrace", "MAX_OPERATIONS", "MAX_TASKS", "TARGET_ROWS", "build",
+           "default_operations"]
 
 #: the bound on trace rows (the rows one operation can make at most, times the
 #: operations) the default size aims at: a trace replays in a few seconds
@@ -123,6 +124,8 @@ def _check_size(ninst: int, nops: int, warm: int, bound: float, name: str) -> No
                          f"(at most {most} per instance here) or fewer {name}")
 
 
+#: most tasks a build places (instances x roles x members: hackbench's groups x 2 fds)
+MAX_TASKS = 1 << 20
 #: most benchmark operations (all instances) a build simulates, rows or not: the
 #: generators hold a few arrays of this length (hackbench pipe: its messages)
 MAX_OPERATIONS = 50_000_000
@@ -144,6 +147,12 @@ def build(spec: BenchmarkSpec) -> BenchmarkTrace:
                          f"{test.instances_key}")
     m = spec.machine
     members = test.members(keys)
+    tasks = ninst * len(test.roles) * members
+    if tasks > MAX_TASKS:
+        what = (f"{test.instances_key}={ninst} x {len(test.roles)} roles x fds={members}"
+                if members > 1 else f"{test.instances_key}={ninst} x {len(test.roles)} roles")
+        raise ValueError(f"{what} = {tasks:,} tasks exceeds {MAX_TASKS:,} (MAX_TASKS): give "
+                         f"fewer {test.instances_key}" + (" or fds" if members > 1 else ""))
     rng = np.random.default_rng([spec.seed, zlib.crc32(f"{spec.family}/{spec.test}".encode())])
     # tasks in creation order: instance by instance, its roles in order, members inside
     per = len(test.roles) * members

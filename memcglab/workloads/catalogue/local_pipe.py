@@ -26,7 +26,7 @@ import numpy as np
 
 from memcglab.workloads.catalogue.events import Events
 from memcglab.workloads.catalogue.rows import FOLIO_FREE, KMEM_PAGE, AccountingRow, Cite, kcite
-from memcglab.workloads.catalogue.sizes import PAGE_SIZE, PIPE_TMP_PAGES
+from memcglab.workloads.catalogue.sizes import PAGE_SIZE, PIPE_MAX_USAGE, PIPE_TMP_PAGES
 
 __all__ = ["PIPE_ROWS", "pipe_pages", "pipe_events"]
 
@@ -98,7 +98,7 @@ def _pipe_read(unread, head, tail, tmp, p, size, cap, tmp_max):  # pragma: no co
     return pages
 
 
-_CAP = 4096  # buffers a pipe may hold here (more than the kernel's 16: not modelled)
+_CAP = 4096  # buffers pipe_pages lets a pipe hold (its callers' pipes stay small)
 
 
 @numba.njit(cache=True)
@@ -118,16 +118,18 @@ def _pipes(kind, pipe, nbytes, npipes, page, tmp_max):  # pragma: no cover - jit
 
 
 @numba.njit(cache=True)
-def _hackbench_pipes(npipes, fds, per_pipe, size, depth, seed, page,
-                     tmp_max):  # pragma: no cover - jitted
+def _hackbench_pipes(npipes, fds, per_pipe, size, depth, seed, page, tmp_max,
+                     max_usage):  # pragma: no cover - jitted
     """Every pipe's messages, rounds of ``fds`` (one per sender, in a random order at
     random times of the round), a reader that wakes after a message with probability
-    1/depth and drains the pipe; returns the page events (kind, pipe, message, time,
-    sender, pages)."""
+    1/depth and drains the pipe, or when a write finds the pipe's ``max_usage``
+    buffers taken (the writer sleeps in pipe_write and wakes the reader); returns the
+    page events (kind, pipe, message, time, sender, pages)."""
     np.random.seed(seed)
     per_round = fds * fds
-    fill = np.zeros((npipes, _CAP), dtype=np.int64)
-    unread = np.zeros((npipes, _CAP), dtype=np.int64)
+    ring = max_usage + 2 * ((size + page - 1) // page) + 2  # slots a pipe can need
+    fill = np.zeros((npipes, ring), dtype=np.int64)
+    unread = np.zeros((npipes, ring), dtype=np.int64)
     head = np.zeros(npipes, dtype=np.int64)
     tail = np.zeros(npipes, dtype=np.int64)
     tmp = np.zeros(npipes, dtype=np.int64)
@@ -148,16 +150,25 @@ def _hackbench_pipes(npipes, fds, per_pipe, size, depth, seed, page,
                 q = rnd * fds + k
                 if q >= per_pipe:
                     break
-                for kind in range(2):
-                    if kind == 0:
+                need = (size + page - 1) // page
+                full = head[p] - tail[p] + need > max_usage
+                for kind in range(3):
+                    if kind == 0:  # a full pipe: the reader drains it first
+                        if not full or queued == 0:
+                            continue
+                        pages = _pipe_read(unread, head, tail, tmp, p, size * queued, ring,
+                                           tmp_max)
+                        queued = 0
+                        when = times[k] - 1e-6
+                    elif kind == 1:
                         pages = _pipe_write(fill, unread, head, tail, tmp, p, size, page,
-                                            _CAP)
+                                            ring)
                         queued += 1
                         when = times[k]
                     else:
                         if np.random.random() >= 1.0 / depth:
                             continue
-                        pages = _pipe_read(unread, head, tail, tmp, p, size * queued, _CAP,
+                        pages = _pipe_read(unread, head, tail, tmp, p, size * queued, ring,
                                            tmp_max)
                         queued = 0
                         when = times[k] + 1e-6
@@ -171,7 +182,7 @@ def _hackbench_pipes(npipes, fds, per_pipe, size, depth, seed, page,
                         ev_time = np.concatenate((ev_time, np.zeros_like(ev_time)))
                         ev_sender = np.concatenate((ev_sender, np.zeros_like(ev_sender)))
                         ev_pages = np.concatenate((ev_pages, np.zeros_like(ev_pages)))
-                    ev_kind[n] = kind
+                    ev_kind[n] = 0 if kind == 1 else 1
                     ev_pipe[n] = p
                     ev_msg[n] = q
                     ev_time[n] = when
@@ -208,7 +219,7 @@ def pipe_events(ev: Events, ninst: int, nops: int, fds: int, datasize: int,
     per_pipe = -(-nops // fds)
     kind, pipe, _msg, when, sender, pages = _hackbench_pipes(
         ninst * fds, fds, per_pipe, datasize, int(alternatives["queue_depth"]),
-        int(rng.integers(0, 2**31 - 1)), PAGE_SIZE, PIPE_TMP_PAGES)
+        int(rng.integers(0, 2**31 - 1)), PAGE_SIZE, PIPE_TMP_PAGES, PIPE_MAX_USAGE)
     group, receiver = pipe // fds, pipe % fds
     for k, key in ((0, "page"), (1, "free")):
         sel = np.flatnonzero(kind == k)

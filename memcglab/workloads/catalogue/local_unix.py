@@ -201,9 +201,16 @@ def hackbench_messages(ninst: int, nops: int, fds: int,
     """
     per_round = fds * fds
     i = np.repeat(np.arange(ninst, dtype=np.int64), nops)
-    rounds = -(-nops // per_round)
-    pair = np.concatenate([np.argsort(rng.random((rounds, per_round)), axis=1).ravel()[:nops]
-                           for _ in range(ninst)])
+    full, part = divmod(nops, per_round)
+
+    def group() -> np.ndarray:
+        # whole rounds as permutations; the last, partial round as a sample of it
+        rounds = [rng.permutation(per_round) for _ in range(full)]
+        if part:
+            rounds.append(rng.choice(per_round, part, replace=False))
+        return np.concatenate(rounds)
+
+    pair = np.concatenate([group() for _ in range(ninst)])
     t = np.tile(np.arange(nops, dtype=np.float64), ninst) + 0.5 * rng.random(len(i))
     order = np.argsort(t, kind="stable")
     return i[order], (pair // fds)[order], (pair % fds)[order], t[order]

@@ -158,9 +158,11 @@ ALTERNATIVES: dict[str, Alternative] = {
     "queue_depth": Alternative(
         (1, 2, 4, 8, 16, 32, 64, 128, 256), 4,
         (0.05, 0.15, 0.3, 0.15, 0.1, 0.075, 0.075, 0.05, 0.05),
-        "mean messages a reader lags behind its writer (bounded, 1..2*depth-1): how many "
-        "skbs or pipe pages are in flight at once. A timing quantity neither source fixes; "
-        "the prior is for the default of 4 (TEST_DEFAULTS moves it per test)"),
+        "how far a reader falls behind its writer, in messages: for the streams and bw_unix "
+        "a lag of 1..2*depth-1 (mean depth) messages per message; for hackbench the mean "
+        "messages a receiver drains each time it wakes. It sets how many skbs or pipe pages "
+        "are in flight at once: a timing quantity neither source fixes; the prior is for "
+        "the general default of 4 (TEST_DEFAULTS moves it per test)"),
 }
 
 #: per-test defaults of alternatives that differ from the general one, and why
