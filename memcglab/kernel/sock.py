@@ -12,20 +12,23 @@ Two eras, the scenario contract's ``sk_reclaim`` key:
 
 * ``"eager"``: v5.19 on, as in the v6.18.19 tree (6952350/linux-6.18.y at
   312d9602fe3e: include/net/sock.h, net/core/sock.c, net/ipv4/tcp_output.c,
-  net/ipv4/udp.c). Eric Dumazet's series "net: reduce tcp_memory_allocated
-  inflation" (June 2022) made ``sk_mem_uncharge`` call ``sk_mem_reclaim``, which
-  returns every whole page ("net: keep sk->sk_forward_alloc as small as possible"),
-  made ``sk_wmem_schedule``/``sk_rmem_schedule`` raise the reserve by the missing
-  ``delta`` only ("net: fix sk_wmem_schedule() and sk_rmem_schedule() errors"), and
-  removed ``sk_mem_reclaim_partial`` and ``SK_MEM_QUANTUM``.
+  net/ipv4/udp.c). Eric Dumazet's series merged as "net-reduce-tcp_memory_allocated-
+  inflation" (v5.19) made ``sk_mem_uncharge`` call ``sk_mem_reclaim``, which returns
+  every whole page ("net: keep sk->sk_forward_alloc as small as possible"), made
+  ``sk_wmem_schedule``/``sk_rmem_schedule`` raise the reserve by the missing ``delta``
+  only ("net: fix sk_wmem_schedule() and sk_rmem_schedule() errors", a fix the
+  stable branches took too) and removed ``SK_MEM_QUANTUM`` ("net: remove
+  SK_MEM_QUANTUM and SK_MEM_QUANTUM_SHIFT"); v6.18.19 has no
+  ``sk_mem_reclaim_partial`` either.
 * ``"lazy"``: the code before it, as in v5.10 (torvalds/linux tag v5.10,
   2c85ebc57b3e; read in wqhot/linux-5.10 at 2d901b1cb612, v5.10 with the -rt17
   patch, which touches none of these functions). ``sk_mem_uncharge`` reclaims only
   when the reserve reaches 2 MiB, and then 1 MiB; ``sk_wmem_schedule`` raises the
   reserve by ``sk_mem_pages(size)``, the whole size, whenever ``size`` exceeds it.
-  v5.10 writes the 2 MiB and 1 MiB as literals; v5.16 named them
-  ``SK_RECLAIM_THRESHOLD`` and ``SK_RECLAIM_CHUNK`` (Paolo Abeni, "net: introduce
-  SK_RECLAIM_THRESHOLD"...), the names used here.
+  v5.10 writes the 2 MiB and 1 MiB as literals; "tcp: define macros for a couple
+  reclaim thresholds" (Paolo Abeni, 26 Oct 2021, net-next,
+  ``20211026232916.179450-2-mathew.j.martineau@linux.intel.com``) named them
+  ``SK_RECLAIM_THRESHOLD`` and ``SK_RECLAIM_CHUNK``, the names used here.
 
 Differences from the kernel, all deliberate:
 
@@ -275,13 +278,13 @@ def sk_mem_reclaim(sk: Sock) -> None:
 
 
 def sk_mem_reclaim_partial(sk: Sock) -> None:
-    """``sk_mem_reclaim_partial`` (v5.10 only): reclaim all but the last partial quantum.
+    """``sk_mem_reclaim_partial`` (v5.10): reclaim all but the last partial quantum.
 
-    Removed in v5.19 ("net: remove sk_mem_reclaim_partial()"), so the eager era has
-    no such call: asking for it is an error rather than a silent no-op.
+    v6.18.19 has no such function, so the eager era has no such call: asking for it
+    is an error rather than a silent no-op.
     """
     if sk.era != "lazy":
-        raise ValueError("sk_mem_reclaim_partial: the eager era (v5.19 on) has no such "
+        raise ValueError("sk_mem_reclaim_partial: the eager era (v6.18.19) has no such "
                          "function; valid only with era='lazy'")
     if not sk_has_account(sk):
         return

@@ -65,7 +65,7 @@ def test_reclaim_and_partial_reclaim():
     sk.sk_forward_alloc = 4096
     k.sk_mem_reclaim_partial(sk)  # needs more than a quantum
     assert sk.sk_forward_alloc == 4096
-    with pytest.raises(ValueError, match="the eager era .v5.19 on. has no such function"):
+    with pytest.raises(ValueError, match="the eager era .v6.18.19. has no such function"):
         k.sk_mem_reclaim_partial(fresh("eager"))
 
 

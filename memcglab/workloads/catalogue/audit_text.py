@@ -212,10 +212,12 @@ DIFFERENCES = """\
 - *`sk_reclaim = "lazy"` "as in v5.10's ... (`SK_RECLAIM_THRESHOLD`,
   `SK_RECLAIM_CHUNK`, `sk_mem_reclaim_partial`)"* (the scenario contract): v5.10 has
   `sk_mem_reclaim_partial` but writes the 2 MiB threshold and 1 MiB chunk as literals
-  in `sk_mem_uncharge`; the names came with v5.16. The lazy era also differs in what
+  in `sk_mem_uncharge`; the names came a year later ("tcp: define macros for a couple
+  reclaim thresholds", Paolo Abeni, 26 October 2021). The lazy era also differs in what
   it schedules: `sk_wmem_schedule`/`sk_rmem_schedule` raise the reserve by
   `sk_mem_pages(size)`, the whole size, whenever it is short (fixed by "net: fix
-  sk_wmem_schedule() and sk_rmem_schedule() errors" in the same v5.19 series), and
+  sk_wmem_schedule() and sk_rmem_schedule() errors" in the same v5.19 series, a fix the
+  stable branches also took, so a late v5.10.y schedules the delta), and
   UDP's enqueue raises by `sk_mem_pages(size)` when `size >= sk_forward_alloc`. In v5.10
   no TCP or SCTP per-message path reclaims: the delayed-ACK and retransmit timers that
   call `sk_mem_reclaim_partial`/`sk_mem_reclaim` are re-armed by every message of a busy
