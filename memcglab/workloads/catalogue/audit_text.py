@@ -65,7 +65,8 @@ TEST_NOTES: dict[tuple[str, str], str] = {
         "netperf's omni test (`send_omni_inner`: `-m` sets `send_size`, the default is the "
         "initial `SO_SNDBUF`, 16384) sends from the client; the netserver child receives "
         "with its receive buffer's size. Sends coalesce into skbs of one loopback MSS "
-        "(65484 bytes over IPv4, 65464 over IPv6: `tcp_xmit_size_goal`), every copy ending "
+        "(65484 bytes over IPv4, 65464 over IPv6: `tcp_xmit_size_goal`; Nagle holds the partial "
+        "skb: see the module `net_stream`), every copy ending "
         "at the 32 KiB page frag (`sk_page_frag_refill`, `GFP_KERNEL`: not charged). The "
         "frag pages themselves are not `__GFP_ACCOUNT`: only the socket reserve charges."),
     ("netperf", "TCP_SENDFILE"): (
@@ -219,10 +220,11 @@ DIFFERENCES = """\
   sk_wmem_schedule() and sk_rmem_schedule() errors" in the same v5.19 series, a fix the
   stable branches also took, so a late v5.10.y schedules the delta), and
   UDP's enqueue raises by `sk_mem_pages(size)` when `size >= sk_forward_alloc`. In v5.10
-  no TCP or SCTP per-message path reclaims: the delayed-ACK and retransmit timers that
-  call `sk_mem_reclaim_partial`/`sk_mem_reclaim` are re-armed by every message of a busy
-  connection and do not fire (not modelled), so a lazy TCP socket reaches the memcg only
-  when its reserve grows past 2 MiB.
+  no TCP or SCTP per-message path reclaims outside memory pressure: the delayed-ACK and
+  retransmit timer handlers call `sk_mem_reclaim_partial`/`sk_mem_reclaim`, but every
+  message of a busy connection re-arms those timers (`sk_reset_timer` -> `mod_timer`),
+  so, as this reading infers, they rarely fire and are not modelled; a lazy TCP socket
+  reaches the memcg only when its reserve grows past 2 MiB.
 - *§10, "Loopback placement"*: right; the backlog case is the `rx` and `ack`
   alternatives of the stream tests.
 - *§10, "A socket's memcg is fixed once"* and *"The kernel test robot's cgroup"*:

@@ -15,8 +15,11 @@ and every copy is scheduled and charged (``tcp_wmem_schedule``, ``sk_mem_charge`
 a copy ending at the 32 KiB page frag's end. TCP_SENDFILE's ``splice_to_socket``
 calls ``sock_sendmsg`` with ``MSG_SPLICE_PAGES``: the same schedule and charge of
 each piece, from page-cache pages instead of the frag, so no frag boundary. Sends
-coalesce: on a loaded loopback connection an ACK is nearly always outstanding, so
-Nagle holds a partial skb until the next send fills it (``tcp_nagle_check``). A full
+coalesce, a modelling choice: Nagle in Minshall's form (``tcp_nagle_check``,
+``tcp_minshall_check``) holds a partial skb while an earlier sub-MSS segment is
+unacknowledged, which on a loaded connection is nearly always, so the next send
+appends to it until it is full (were every send pushed at once, each would be an
+skb of its own). A full
 skb's clone is received in the softirq on the sender's CPU (``rx`` = softirq) or
 from the backlog by the receiver, which holds the lock while it copies (``rx`` =
 backlog); the reader frees it ``queue_depth`` sends later on average and its
