@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["EVENT_NAMES", "EVENT_DOCS", "ChargeEvents"]
+__all__ = ["EVENT_NAMES", "EVENT_DOCS", "CALL_EVENTS", "ChargeEvents"]
 
 #: name -> what one count means
 EVENT_DOCS: dict[str, str] = {
@@ -38,7 +38,32 @@ EVENT_DOCS: dict[str, str] = {
     "usage_transfers": "walk levels whose counter usage was last written by another CPU",
     "css_ref_ops": "css_get/css_put pairs' halves taken by stock slot changes",
     "failed_charges": "charges that returned -ENOMEM",
+    # appended with the obj stock (docs/trace-extensions.md); the per-function calls are
+    # the rows of `memcglab predict`'s profile (scenario contract)
+    "try_charge_memcg": "try_charge_memcg calls (charges, and obj_cgroup_charge_pages)",
+    "page_counter_try_charge": "page_counter_try_charge walks (each retry pass's walk)",
+    "page_counter_try_charge_levels": "counters visited by page_counter_try_charge walks",
+    "page_counter_uncharge": "page_counter_uncharge walks (page_counter_cancel and the "
+                             "RFC's page_counter_cancel_hierarchy included)",
+    "page_counter_uncharge_levels": "counters visited by page_counter_uncharge walks",
+    "refill_stock": "refill_stock calls (single, multi*; none in pcstock, pcstock-v4)",
+    "drain_stock": "drain_stock calls on an occupied memcg stock slot",
+    "obj_cgroup_charge": "obj_cgroup_charge calls (obj_charge operations)",
+    "obj_cgroup_uncharge": "obj_cgroup_uncharge calls (one per objcg an obj_uncharge frees)",
+    "obj_hits": "consume_obj_stock calls served by the byte stock",
+    "obj_misses": "consume_obj_stock calls not served (no match, too few bytes, trylock)",
+    "obj_refills": "refill_obj_stock calls (locked or contended)",
+    "obj_drains": "occupied obj stock slots drained (switch, victim, drain_all, cpu_dead)",
+    "obj_evictions": "obj slots drained as the round-robin victim (five-slot stock)",
+    "obj_flushes": "obj_cgroup_uncharge_pages calls (whole pages leaving the byte side)",
+    "obj_charges": "obj_charge operations",
+    "obj_uncharges": "obj_uncharge operations that released bytes",
 }
+#: the events the faithful replay counts too (its Observer's ``calls``): totals only
+CALL_EVENTS: tuple[str, ...] = (
+    "try_charge_memcg", "page_counter_try_charge", "page_counter_uncharge", "refill_stock",
+    "drain_stock", "obj_cgroup_charge", "obj_cgroup_uncharge", "obj_hits", "obj_misses",
+    "obj_refills", "obj_drains", "obj_evictions", "obj_flushes")
 EVENT_NAMES: tuple[str, ...] = tuple(EVENT_DOCS)
 
 

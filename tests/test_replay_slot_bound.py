@@ -29,23 +29,31 @@ def trace_file(tmp_path):
     return path
 
 
-def _peak_child_kib() -> int:
-    import resource
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+# Runs `memcglab replay ARGS` and writes the process's own peak resident KiB to a file.
+_WRAPPER = (
+    "import resource, sys\n"
+    "from memcglab.cli import main\n"
+    "try:\n"
+    "    rc = main(sys.argv[2:])\n"
+    "finally:\n"
+    "    open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    "sys.exit(rc)\n"
+)
 
 
 @pytest.mark.parametrize("engine", ["faithful", "compiled"])
 @pytest.mark.parametrize("model", ["multi", "multi-rr", "multi-lru", "multi-fix2"])
 def test_cli_refuses_at_the_cpus_line(trace_file, engine, model) -> None:
+    peak = trace_file.parent / "peak"
     proc = subprocess.run(
-        [sys.executable, "-m", "memcglab", "replay", "t.trace", "--model", model,
+        [sys.executable, "-c", _WRAPPER, str(peak), "replay", "t.trace", "--model", model,
          "--slots", "16777216", "--engine", engine],
         cwd=trace_file.parent, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr == MESSAGE + "\n"
-    # Refused before any stock is allocated: far below the 2^30 slots' gigabytes.
-    assert _peak_child_kib() < 400 * 1024
+    # Refused before any stock is allocated: 2^30 slots would take gigabytes.
+    assert int(peak.read_text()) < 400 * 1024
 
 
 def test_cli_accepts_the_bound_itself_and_models_without_slots(trace_file) -> None:

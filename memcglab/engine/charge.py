@@ -24,21 +24,32 @@ try_charge_memcg) and keeps steps 4-6.
 from __future__ import annotations
 
 from memcglab.engine.jit import hot, kernel
-from memcglab.engine.pagecounter import mem_cgroup_margin, try_charge_walk
+from memcglab.engine.objstock import obj_drain_all_cpu, obj_drain_cpu, obj_flush_required
+from memcglab.engine.pagecounter import count, mem_cgroup_margin, try_charge_walk
 from memcglab.engine.pcstock import STOCK_HIT, pc_drain_all_stock, pc_try_charge
 from memcglab.engine.pcstock_v4 import v4_drain_all_stock, v4_try_charge_stock
 from memcglab.engine.state import (
+    E_TRY_CHARGE_MEMCG,
     F_MAXEV,
     G_BATCH,
     G_HITS,
     G_MODEL,
+    G_NCPUS,
+    G_OBJERA,
     G_REFILL,
     M_PCSTOCK,
     M_PCSTOCK_V4,
+    OE_E2,
+    OE_V615,
     R_NEVER,
     R_NOT_IN_IRQ,
 )
-from memcglab.engine.stocks import consume_stock, memcg_drain_all_stock, refill_stock
+from memcglab.engine.stocks import (
+    consume_stock,
+    drain_stock_fully,
+    is_memcg_drain_needed,
+    refill_stock,
+)
 
 __all__ = ["MAX_RECLAIM_RETRIES", "drain_all_stock", "try_charge_memcg"]
 
@@ -46,23 +57,41 @@ MAX_RECLAIM_RETRIES = 16  # mm/internal.h
 
 
 @kernel
-def drain_all_stock(g, mc, ev, sl, pcpu, pcs, root, cpu):
+def drain_all_stock(g, mc, ev, sl, pcpu, pcs, ob, oc, root, cpu, nested):
     """drain_all_stock(root_memcg) of the model in use, called on ``cpu``.
 
     Only ``pcstock-v4`` drains on the calling CPU (remote atomic_xchg); the other
-    models' drains run on each stock's own CPU (work items, work_on_cpu).
+    models' drains run on each stock's own CPU (work items, work_on_cpu). The obj
+    stock of each CPU follows its memcg stock (v6.16 on: its own flag and work); in
+    v6.15 and mm-unstable April 2025 one decision drains both halves, obj half first;
+    the page_counter-stock models drain every counter first, then the obj stocks.
     """
     model = g[G_MODEL]
-    if model == M_PCSTOCK:
-        pc_drain_all_stock(g, mc, ev, pcs, root)
-    elif model == M_PCSTOCK_V4:
-        v4_drain_all_stock(g, mc, ev, pcs, root, cpu)
-    else:
-        memcg_drain_all_stock(g, mc, ev, sl, pcpu, root)
+    era = g[G_OBJERA]
+    if model == M_PCSTOCK or model == M_PCSTOCK_V4:
+        if model == M_PCSTOCK:
+            pc_drain_all_stock(g, mc, ev, pcs, root)
+        else:
+            v4_drain_all_stock(g, mc, ev, pcs, root, cpu)
+        for c in range(g[G_NCPUS]):  # "Drain obj_stock on all online CPUs"
+            # a nested operation holds only its own CPU's locks; the work on c takes c's
+            obj_drain_all_cpu(g, mc, ev, sl, pcs, ob, oc, c, root, nested and c == cpu)
+        return
+    for c in range(g[G_NCPUS]):
+        if era == OE_V615 or era == OE_E2:
+            # one FLUSHING_CACHED_CHARGE and one work (drain_local_stock) for both halves
+            if (is_memcg_drain_needed(g, mc, sl, pcpu, c, root)
+                    or obj_flush_required(g, mc, ob, oc, c, root)):
+                obj_drain_cpu(g, mc, ev, sl, pcs, ob, oc, c, c, nested and c == cpu)
+                drain_stock_fully(g, mc, ev, sl, pcpu, c)
+            continue
+        if is_memcg_drain_needed(g, mc, sl, pcpu, c, root):
+            drain_stock_fully(g, mc, ev, sl, pcpu, c)
+        obj_drain_all_cpu(g, mc, ev, sl, pcs, ob, oc, c, root, nested and c == cpu)
 
 
 @hot
-def try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, nr_pages, cpu, nested, irq):
+def try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, ob, oc, m, nr_pages, cpu, nested, irq):
     """try_charge_memcg(memcg, GFP_KERNEL, nr_pages): True on success, False for -ENOMEM.
 
     ``irq``: the charge runs outside task context (``!in_task()``), which only the
@@ -70,6 +99,7 @@ def try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, nr_pages, cpu, nested, ir
     batch is ``nr_pages`` (not-in-irq: for irq charges; never: for every charge);
     the page_counter-stock models apply it to their counter's greedy batch.
     """
+    count(g, ev, E_TRY_CHARGE_MEMCG, cpu, m, 1)
     pcstock = g[G_MODEL] == M_PCSTOCK
     v4 = g[G_MODEL] == M_PCSTOCK_V4
     batch = max(g[G_BATCH], nr_pages)
@@ -112,7 +142,7 @@ def try_charge_memcg(g, mc, ev, sl, pcpu, pcs, rng, m, nr_pages, cpu, nested, ir
         if mem_cgroup_margin(mc, mem_over_limit) >= nr_pages:
             continue
         if not drained:
-            drain_all_stock(g, mc, ev, sl, pcpu, pcs, mem_over_limit, cpu)
+            drain_all_stock(g, mc, ev, sl, pcpu, pcs, ob, oc, mem_over_limit, cpu, nested)
             drained = True
             continue
         if nr_retries:

@@ -21,24 +21,28 @@ import numpy as np
 
 from memcglab import replay
 from memcglab.engine.loop import run_chunk
-from memcglab.engine.results import charge_events, contract_dict
+from memcglab.engine.results import charge_events, contract_dict, obj_dict, obj_violation
 from memcglab.engine.state import (
     F_HELD,
+    F_OBJPAGES,
     F_PARENT,
     F_USAGE,
     G_NMEMCG,
+    G_OBJUSED,
+    G_RUSED,
     M_SINGLE,
     MODEL_CODES,
     S_CACHED,
     S_NR,
     State,
     grow,
+    grow_runs,
     new_state,
 )
 from memcglab.engine.validate import ChunkValidator
 from memcglab.events import ChargeEvents
 from memcglab.models import REFILLS, check_options, check_refill, stock_slots
-from memcglab.trace import OP_DTYPE, OP_NAMES, Trace, check_stock_slots
+from memcglab.trace import OP_DTYPE, OP_NAMES, OP_OBJ_CHARGE, Trace, check_stock_slots
 
 __all__ = ["Engine", "InvariantViolation", "replay_compiled", "replay_chunks", "check_args",
            "CHUNK"]
@@ -78,7 +82,7 @@ class Engine:
     def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
                  batch: int = 64, check: bool = False, events: bool = False,
                  source: str = "<memory>", validator: ChunkValidator | None = None,
-                 cpus_line: int = 0, refill: str = "always") -> None:
+                 cpus_line: int = 0, refill: str = "always", nodes: int = 1) -> None:
         code = check_args(model, slots, seed, batch)
         check_refill(refill)
         self.refill = refill
@@ -88,8 +92,10 @@ class Engine:
         self.source = source
         # A reader that validates as it scans hands over its validator.
         self.validator = validator or ChunkValidator(cpus, code == M_SINGLE, source)
+        if not (1 <= nodes <= cpus and cpus % nodes == 0):
+            raise ValueError(f"nodes={nodes}: must divide cpus={cpus} into equal blocks")
         self.state: State = new_state(code, cpus, slots, batch, seed, events=events,
-                                      check=check, refill=REFILLS.index(refill))
+                                      check=check, refill=REFILLS.index(refill), nodes=nodes)
         self.replayed = 0
 
     def validate(self, ops: np.ndarray) -> np.ndarray:
@@ -110,6 +116,8 @@ class Engine:
         if len(dense) != len(ops) or dense.dtype != np.int32:
             raise ValueError("replay() takes the rows validate() accepted and its column")
         self.state = grow(self.state, self.validator.count)
+        runs = int(self.state.g[G_RUSED]) + int(np.count_nonzero(ops["op"] == OP_OBJ_CHARGE))
+        self.state = grow_runs(self.state, runs)
         bad = run_chunk(self.state, ops, dense)
         if bad >= 0:
             self._violation(ops[bad], self.replayed + bad)
@@ -125,6 +133,8 @@ class Engine:
                             self.seed, self.batch)
         if self.refill != "always":  # docs/trace-extensions.md: only when not the default
             out["refill"] = self.refill
+        if self.state.g[G_OBJUSED]:  # docs/trace-extensions.md: only with object operations
+            out.update(obj_dict(self.state, self.validator.ids))
         return out
 
     def events(self) -> ChargeEvents:
@@ -146,10 +156,12 @@ class Engine:
             stocked = np.bincount(cached[occupied], weights=nrp[occupied],
                                   minlength=n).astype(np.int64)
         children = np.bincount(parent[1:], weights=usage[1:], minlength=n).astype(np.int64)
+        kmem = s.mc[F_OBJPAGES, :n]
         problem = None
-        for m in np.flatnonzero(usage != held + stocked + children)[:1]:
+        for m in np.flatnonzero(usage != held + stocked + kmem + children)[:1]:
+            k = f"+ kmem {kmem[m]} " if kmem[m] else ""
             problem = (f"memcg {ids[m]}: usage {usage[m]} != held {held[m]} + "
-                       f"stocked {stocked[m]} + children {children[m]}")
+                       f"stocked {stocked[m]} {k}+ children {children[m]}")
         if problem is None and pcstock:
             top = self.batch - 1 if self.model == "pcstock-v4" else self.batch
             bound = f", at most {top}" if self.model == "pcstock-v4" else ""
@@ -167,6 +179,8 @@ class Engine:
                     f"cpu {cpu} slot {slot}"
                 problem = (f"{name} is empty but holds {nrp[idx]} pages" if cached[idx] < 0
                            else f"{name} holds {nrp[idx]} pages (batch {self.batch})")
+        if problem is None:
+            problem = obj_violation(s, ids)
         op_name = OP_NAMES[row["op"]]
         raise InvariantViolation(index, int(row["line"]),
                                  f"conservation broken after operation {index + 1} "
@@ -186,22 +200,23 @@ def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: in
     for ``memcglab.replay.replay``.
     """
     engine = Engine(trace.cpus, model, slots, seed, batch, check, events, trace.source,
-                    cpus_line=trace.cpus_line, refill=refill)
+                    cpus_line=trace.cpus_line, refill=refill, nodes=trace.nodes)
     engine.replay(trace.ops, engine.validate(trace.ops))
     return (engine.result(), engine.events()) if events else engine.result()
 
 
 def replay_chunks(cpus: int, chunks: Iterable[np.ndarray], model: str = "multi",
                   slots: int = 7, seed: int = 0, batch: int = 64, check: bool = False,
-                  events: bool = False, source: str = "<memory>", refill: str = "always"
-                  ) -> dict | tuple[dict, ChargeEvents]:
+                  events: bool = False, source: str = "<memory>", refill: str = "always",
+                  nodes: int = 1) -> dict | tuple[dict, ChargeEvents]:
     """Stream ``OP_DTYPE`` chunks through one engine (state persists between chunks).
 
     Memory is bounded by the largest chunk plus the per-memcg and per-CPU state.
     Each chunk is validated before it is replayed, so an error in a later chunk
     still raises before any result is returned.
     """
-    engine = Engine(cpus, model, slots, seed, batch, check, events, source, refill=refill)
+    engine = Engine(cpus, model, slots, seed, batch, check, events, source, refill=refill,
+                    nodes=nodes)
     for chunk in chunks:
         engine.feed(chunk)
     return (engine.result(), engine.events()) if events else engine.result()

@@ -28,6 +28,10 @@ from __future__ import annotations
 
 from memcglab.engine.jit import hot, kernel
 from memcglab.engine.state import (
+    E_PC_TRY_CHARGE,
+    E_PC_TRY_CHARGE_LEVELS,
+    E_PC_UNCHARGE,
+    E_PC_UNCHARGE_LEVELS,
     E_USAGE_TRANSFERS,
     E_WALK_LEVELS,
     E_WALKS,
@@ -110,6 +114,8 @@ def try_charge_walk(g, mc, ev, m, nr_pages, cpu):
             c = mc[F_PARENT, c]
     count(g, ev, E_WALKS, cpu, m, 1)
     count(g, ev, E_WALK_LEVELS, cpu, m, levels)
+    count(g, ev, E_PC_TRY_CHARGE, cpu, m, 1)
+    count(g, ev, E_PC_TRY_CHARGE_LEVELS, cpu, m, levels)
     return fail
 
 
@@ -126,6 +132,8 @@ def uncharge_walk(g, mc, ev, m, nr_pages, cpu):
         c = mc[F_PARENT, c]
     count(g, ev, E_WALKS, cpu, m, 1)
     count(g, ev, E_WALK_LEVELS, cpu, m, levels)
+    count(g, ev, E_PC_UNCHARGE, cpu, m, 1)
+    count(g, ev, E_PC_UNCHARGE_LEVELS, cpu, m, levels)
 
 
 @hot

@@ -12,6 +12,7 @@ import numpy as np
 
 from memcglab.engine.state import (
     EV,
+    F_KMEM,
     F_MAXEV,
     F_ONLINE,
     F_USAGE,
@@ -24,20 +25,35 @@ from memcglab.engine.state import (
     G_MODEL,
     G_NCPUS,
     G_NMEMCG,
+    G_NOBJ,
+    G_NODES,
+    G_ODRAIN,
+    G_OEVICT,
+    G_OFAIL,
+    G_OFLUSH,
+    G_OHITS,
+    G_OMISS,
     G_OPS,
+    G_OREFILL,
+    G_OSHORT,
     G_SHORT,
     G_WALKS,
     G_WARN,
     M_PCSTOCK,
     M_PCSTOCK_V4,
     M_SINGLE,
+    OB_CACHED,
+    OB_NR,
+    OC_KMEM,
+    OC_LIVE,
+    OC_NRCH,
     S_CACHED,
     S_NR,
     State,
 )
 from memcglab.events import ChargeEvents
 
-__all__ = ["contract_dict", "charge_events"]
+__all__ = ["contract_dict", "charge_events", "obj_dict", "obj_violation"]
 
 
 def _stocks(s: State, ids: list[int], slots: int) -> list:
@@ -98,3 +114,50 @@ def charge_events(s: State, ids: list[int]) -> ChargeEvents:
         per_memcg={name: s.ev[i, ncpus:ncpus + n].copy() for i, name in enumerate(EV)},
         memcg_ids=np.array(ids[:n], dtype=np.int64),
     )
+
+
+def obj_dict(s: State, ids: list[int]) -> dict:
+    """The keys docs/trace-extensions.md adds for a trace with object operations."""
+    n, ncpus = int(s.g[G_NMEMCG]), int(s.g[G_NCPUS])
+    nodes, nobj = int(s.g[G_NODES]), int(s.g[G_NOBJ])
+    cached = s.ob[OB_CACHED].reshape(ncpus, nobj).tolist()
+    nbytes = s.ob[OB_NR].reshape(ncpus, nobj).tolist()
+    stocks = [[[ids[o // nodes], o % nodes, b] if o >= 0 else None
+               for o, b in zip(cached[c], nbytes[c], strict=True)] for c in range(ncpus)]
+    kmem = s.mc[F_KMEM, :n]
+    live = s.oc[OC_LIVE, :n * nodes].reshape(n, nodes).tolist()
+    nrch = s.oc[OC_NRCH, :n * nodes].reshape(n, nodes).tolist()
+    g = s.g
+    return {
+        "obj_stocks": stocks,
+        "objcgs": {str(ids[m]): {"kmem": int(kmem[m]), "live_bytes": live[m],
+                                 "nr_charged_bytes": nrch[m]} for m in range(1, n)},
+        "obj_counters": {"failed_obj_charges": int(g[G_OFAIL]), "obj_drains": int(g[G_ODRAIN]),
+                         "obj_evictions": int(g[G_OEVICT]), "obj_flushes": int(g[G_OFLUSH]),
+                         "obj_hits": int(g[G_OHITS]), "obj_misses": int(g[G_OMISS]),
+                         "obj_refills": int(g[G_OREFILL])},
+        "short_obj_uncharges": int(g[G_OSHORT]),
+    }
+
+
+def obj_violation(s: State, ids: list[int]) -> str | None:
+    """The faithful ObjCgroupPath.violation() wording for the engine's obj state."""
+    n, ncpus = int(s.g[G_NMEMCG]), int(s.g[G_NCPUS])
+    nodes, nobj = int(s.g[G_NODES]), int(s.g[G_NOBJ])
+    stocked = np.zeros(n * nodes, dtype=np.int64)
+    for cpu in range(ncpus):
+        for i in range(nobj):
+            o, b = int(s.ob[OB_CACHED, cpu * nobj + i]), int(s.ob[OB_NR, cpu * nobj + i])
+            if o < 0 and b:
+                return f"cpu {cpu} obj slot {i} is empty but holds {b} bytes"
+            if b < 0:
+                return f"cpu {cpu} obj slot {i} holds {b} bytes"
+            if o >= 0:
+                stocked[o] += b
+    for o in range(n * nodes):
+        kmem, live, nrch = (int(s.oc[r, o]) for r in (OC_KMEM, OC_LIVE, OC_NRCH))
+        if 4096 * kmem != live + int(stocked[o]) + nrch:
+            return (f"objcg of memcg {ids[o // nodes]} node {o % nodes}: 4096 x {kmem} kmem "
+                    f"pages != live {live} + stocked {int(stocked[o])} + nr_charged_bytes "
+                    f"{nrch}")
+    return None

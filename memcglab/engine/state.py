@@ -38,7 +38,7 @@ import numpy as np
 from memcglab.events import EVENT_NAMES
 from memcglab.trace import PAGE_COUNTER_MAX
 
-__all__ = ["State", "new_state", "grow", "MODELS", "MODEL_CODES", "EV"]
+__all__ = ["State", "new_state", "grow", "grow_runs", "MODELS", "MODEL_CODES", "EV"]
 
 # Model codes, in the contract's order.
 M_SINGLE, M_MULTI, M_RR, M_LRU, M_FIX2, M_PCSTOCK, M_PCSTOCK_V4 = range(7)
@@ -47,29 +47,50 @@ MODEL_CODES = {name: code for code, name in enumerate(MODELS)}
 
 # Indices into g.
 (G_OPS, G_FAILED, G_BUSY, G_SHORT, G_WARN, G_WALKS, G_HITS, G_EVICT, G_NCPUS, G_NSLOTS,
- G_BATCH, G_MODEL, G_NMEMCG, G_CLOCK, G_EVON, G_CHECK, G_REFILL) = range(17)
-G_SIZE = 17
+ G_BATCH, G_MODEL, G_NMEMCG, G_CLOCK, G_EVON, G_CHECK, G_REFILL,
+ # the obj stock (docs/trace-extensions.md): its era, slots per CPU, NUMA nodes, whether
+ # an object operation ran, the obj_counters of the output, the live-object runs' lists
+ G_OBJERA, G_NOBJ, G_NODES, G_OBJUSED, G_OHITS, G_OMISS, G_OREFILL, G_ODRAIN, G_OEVICT,
+ G_OFLUSH, G_OFAIL, G_OSHORT, G_RFREE, G_RUSED) = range(31)
+G_SIZE = 31
+
+# g[G_OBJERA]: the obj stock era of the model (memcglab.models.OBJ_ERAS)
+OE_V615, OE_E2, OE_E3, OE_E41, OE_MULTI, OE_MULTI_V4 = range(6)
+OBJ_ERA_OF_MODEL = (OE_V615, OE_E3, OE_MULTI, OE_E3, OE_E2, OE_E41, OE_MULTI_V4)
+
+# Rows of ob (per CPU x slot), oc (per objcg: dense memcg x nodes + node) and rn (runs).
+OB_CACHED, OB_NR = range(2)
+OC_NRCH, OC_KMEM, OC_LIVE, OC_ACC, OC_MEMCG = range(5)
+RN_OBJCG, RN_BYTES, RN_NEXT = range(3)
 
 # g[G_REFILL]: the scenario contract's refill key, in memcglab.models.REFILLS order.
 R_ALWAYS, R_NOT_IN_IRQ, R_NEVER = range(3)
 
 # Rows of mc.
 (F_PARENT, F_DEPTH, F_USAGE, F_WATERMARK, F_MAX, F_MAXEV, F_HELD, F_LASTW, F_PCBATCH,
- F_FIRST, F_LAST, F_NEXT, F_ONLINE, F_ACC) = range(14)
-F_SIZE = 14
-_F_MINUS_ONE = (F_PARENT, F_LASTW, F_FIRST, F_LAST, F_NEXT)
+ F_FIRST, F_LAST, F_NEXT, F_ONLINE, F_ACC, F_RHEAD, F_RTAIL, F_KMEM, F_OBJPAGES) = range(18)
+F_SIZE = 18
+_F_MINUS_ONE = (F_PARENT, F_LASTW, F_FIRST, F_LAST, F_NEXT, F_RHEAD, F_RTAIL)
 
 # Rows of sl and pcpu.
 S_CACHED, S_NR, S_STAMP = range(3)
-P_HI, P_DRAIN_IDX = range(2)
+P_HI, P_DRAIN_IDX, P_OBJ_DRAIN_IDX = range(3)
 
 # Event rows of ev, in memcglab.events.EVENT_NAMES order (checked below).
 (E_CHARGES, E_UNCHARGES, E_UNCHARGES_DIRECT, E_STOCK_HITS, E_MISS_ABSENT, E_MISS_SHORT,
  E_MISS_BYPASS, E_EVICTIONS, E_WALKS, E_WALK_LEVELS, E_DRAINS, E_SLOTS_SCANNED,
- E_LRU_WRITES, E_USAGE_TRANSFERS, E_CSS_REF_OPS, E_FAILED_CHARGES) = range(16)
+ E_LRU_WRITES, E_USAGE_TRANSFERS, E_CSS_REF_OPS, E_FAILED_CHARGES,
+ E_TRY_CHARGE_MEMCG, E_PC_TRY_CHARGE, E_PC_TRY_CHARGE_LEVELS, E_PC_UNCHARGE,
+ E_PC_UNCHARGE_LEVELS, E_REFILL_STOCK, E_DRAIN_STOCK, E_OBJ_CGROUP_CHARGE,
+ E_OBJ_CGROUP_UNCHARGE, E_OBJ_HITS, E_OBJ_MISSES, E_OBJ_REFILLS, E_OBJ_DRAINS,
+ E_OBJ_EVICTIONS, E_OBJ_FLUSHES, E_OBJ_CHARGES, E_OBJ_UNCHARGES) = range(33)
 EV = ("charges", "uncharges", "uncharges_direct", "stock_hits", "miss_absent", "miss_short",
       "miss_bypass", "evictions", "walks", "walk_levels", "drains", "slots_scanned",
-      "lru_writes", "usage_transfers", "css_ref_ops", "failed_charges")
+      "lru_writes", "usage_transfers", "css_ref_ops", "failed_charges",
+      "try_charge_memcg", "page_counter_try_charge", "page_counter_try_charge_levels",
+      "page_counter_uncharge", "page_counter_uncharge_levels", "refill_stock", "drain_stock",
+      "obj_cgroup_charge", "obj_cgroup_uncharge", "obj_hits", "obj_misses", "obj_refills",
+      "obj_drains", "obj_evictions", "obj_flushes", "obj_charges", "obj_uncharges")
 if EV != EVENT_NAMES:  # pragma: no cover - a changed interface must fail loudly
     raise ImportError("memcglab.events.EVENT_NAMES changed; update memcglab.engine.state")
 
@@ -79,7 +100,8 @@ LIMIT_CLAMP = 2**63 - 1
 
 
 class State(NamedTuple):
-    """The engine's whole state: globals, RNG, memcgs, slots, per-CPU, stocks, events."""
+    """The engine's whole state: globals, RNG, memcgs, slots, per-CPU, stocks, events, and
+    the obj stock: its slots (``ob``), objcgs (``oc``) and live-object runs (``rn``)."""
 
     g: np.ndarray
     rng: np.ndarray
@@ -88,6 +110,9 @@ class State(NamedTuple):
     pcpu: np.ndarray
     pcs: np.ndarray
     ev: np.ndarray
+    ob: np.ndarray
+    oc: np.ndarray
+    rn: np.ndarray
 
 
 def _memcg_block(cap: int) -> np.ndarray:
@@ -97,10 +122,16 @@ def _memcg_block(cap: int) -> np.ndarray:
 
 
 def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity: int = 16,
-              events: bool = False, check: bool = False, refill: int = R_ALWAYS) -> State:
+              events: bool = False, check: bool = False, refill: int = R_ALWAYS,
+              nodes: int = 1) -> State:
     """A fresh engine: only the root memcg (dense index 0) exists, every stock empty."""
     g = np.zeros(G_SIZE, dtype=np.int64)
     g[G_REFILL] = refill
+    era = OBJ_ERA_OF_MODEL[model]
+    g[G_OBJERA] = era
+    g[G_NOBJ] = 5 if era in (OE_MULTI, OE_MULTI_V4) else 1  # NR_OBJ_STOCK
+    g[G_NODES] = nodes if era in (OE_E41, OE_MULTI, OE_MULTI_V4) else 1  # per-node objcgs
+    g[G_RFREE] = -1
     g[G_NCPUS], g[G_NSLOTS], g[G_BATCH], g[G_MODEL] = cpus, slots, batch, model
     g[G_NMEMCG], g[G_EVON], g[G_CHECK] = 1, int(events), int(check)
     cap = max(capacity, 1)
@@ -117,11 +148,30 @@ def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity
     sl[S_CACHED] = -1
     return State(
         g=g, rng=np.array([seed], dtype=np.uint64), mc=mc, sl=sl,
-        pcpu=np.zeros((2, cpus), dtype=np.int64),
+        pcpu=np.zeros((3, cpus), dtype=np.int64),
         pcs=np.zeros((cap, cpus) if model in (M_PCSTOCK, M_PCSTOCK_V4) else (1, 1),
                      dtype=np.int64),
         ev=np.zeros((len(EV), cpus + cap if events else 1), dtype=np.int64),
+        ob=_obj_slots(cpus * int(g[G_NOBJ])),
+        oc=np.zeros((5, cap * int(g[G_NODES])), dtype=np.int64),
+        rn=np.zeros((3, 16), dtype=np.int64),
     )
+
+
+def _obj_slots(n: int) -> np.ndarray:
+    ob = np.zeros((2, n), dtype=np.int64)
+    ob[OB_CACHED] = -1
+    return ob
+
+
+def grow_runs(s: State, needed: int) -> State:
+    """Return ``s`` with room for ``needed`` live-object runs (amortised doubling)."""
+    cap = s.rn.shape[1]
+    if needed <= cap:
+        return s
+    rn = np.zeros((3, max(needed, 2 * cap)), dtype=np.int64)
+    rn[:, :cap] = s.rn
+    return s._replace(rn=rn)
 
 
 def grow(s: State, needed: int) -> State:
@@ -132,7 +182,10 @@ def grow(s: State, needed: int) -> State:
     new_cap = max(needed, 2 * cap)
     mc = _memcg_block(new_cap)
     mc[:, :cap] = s.mc
-    repl = {"mc": mc}
+    nodes = int(s.g[G_NODES])
+    oc = np.zeros((5, new_cap * nodes), dtype=np.int64)
+    oc[:, :cap * nodes] = s.oc
+    repl = {"mc": mc, "oc": oc}
     if int(s.g[G_MODEL]) in (M_PCSTOCK, M_PCSTOCK_V4):
         pcs = np.zeros((new_cap, s.pcs.shape[1]), dtype=np.int64)
         pcs[:cap] = s.pcs

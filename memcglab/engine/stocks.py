@@ -31,12 +31,14 @@ from memcglab.engine.pagecounter import count, mem_cgroup_is_descendant, uncharg
 from memcglab.engine.rng import get_random_u32_below
 from memcglab.engine.state import (
     E_CSS_REF_OPS,
+    E_DRAIN_STOCK,
     E_DRAINS,
     E_EVICTIONS,
     E_LRU_WRITES,
     E_MISS_ABSENT,
     E_MISS_BYPASS,
     E_MISS_SHORT,
+    E_REFILL_STOCK,
     E_SLOTS_SCANNED,
     E_STOCK_HITS,
     G_BATCH,
@@ -79,6 +81,7 @@ def drain_stock(g, mc, ev, sl, cpu, idx):
     old = sl[S_CACHED, idx]
     if old < 0:
         return
+    count(g, ev, E_DRAIN_STOCK, cpu, old, 1)
     stock_pages = sl[S_NR, idx]
     if stock_pages:
         uncharge_walk(g, mc, ev, old, stock_pages, cpu)  # memcg_uncharge(old, stock_pages)
@@ -169,10 +172,16 @@ def _victim(g, sl, pcpu, rng, cpu, base, nslots):
 
 @kernel
 def _refill_single(g, mc, ev, sl, m, nr_pages, cpu, nested):
-    # v6.15 refill_stock()/__refill_stock(): replace the cached memcg if it differs.
+    # v6.15 refill_stock(): the trylock, then __refill_stock().
     if nested:  # local_trylock_irqsave() failed: uncharge directly
         uncharge_walk(g, mc, ev, m, nr_pages, cpu)
         return
+    refill_single_locked(g, mc, ev, sl, m, nr_pages, cpu)
+
+
+@kernel
+def refill_single_locked(g, mc, ev, sl, m, nr_pages, cpu):
+    """v6.15 __refill_stock() on ``cpu``'s stock: replace the cached memcg if it differs."""
     count(g, ev, E_SLOTS_SCANNED, cpu, m, 1)
     old = sl[S_CACHED, cpu]
     if old != m:
@@ -198,6 +207,7 @@ def refill_stock(g, mc, ev, sl, pcpu, rng, m, nr_pages, cpu, nested):
     drained whole if it then exceeds the batch (uint8 sum, at most 127 + 127);
     otherwise the first empty slot, or a victim, gets the memcg.
     """
+    count(g, ev, E_REFILL_STOCK, cpu, m, 1)
     if g[G_MODEL] == M_SINGLE:
         _refill_single(g, mc, ev, sl, m, nr_pages, cpu, nested)
         return

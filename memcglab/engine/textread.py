@@ -251,7 +251,8 @@ def replay_text(path: str, model: str = "multi", slots: int = 7, seed: int = 0,
             if engine is None:
                 engine = Engine(stream.reader.validator.cpus, model, slots, seed, batch, check,
                                 events, path, validator=stream.reader.validator,
-                                cpus_line=int(stream.reader.st[ST_CPUS_LINE]), refill=refill)
+                                cpus_line=int(stream.reader.st[ST_CPUS_LINE]), refill=refill,
+                                nodes=int(stream.reader.st[ST_NODES]))
             engine.replay(ops, dense)
     assert engine is not None
     return (engine.result(), engine.events()) if events else engine.result()

@@ -77,6 +77,7 @@ class PageCounterStockCharge(CounterStockViews, MemcgCharge):
         """mem_cgroup_css_offline() with RFC 5/8: drain_all_stock, then disable the stock."""
         page_counter_set_min(memcg.memory, 0)
         page_counter_set_low(memcg.memory, 0)
+        self.obj.memcg_reparent_objcgs(memcg)  # before drain_all_stock (2026 tree)
         self.drain_all_stock(memcg, cpu=0)
         page_counter_disable_stock(memcg.memory)
         memcg.online = False

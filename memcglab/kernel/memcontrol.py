@@ -94,6 +94,7 @@ class MemcgCharge(ChargePath, abc.ABC):
         self.current = TaskStruct()
         self.refill = "always"
         self.in_task = True
+        self.obj = None  # the era's obj stock (memcglab.kernel.objcg), set by build_model
         self.memcgs: dict[int, MemCgroup] = {}
         self.root_mem_cgroup = self.mem_cgroup_css_alloc(0, None)
         self.mem_cgroup_css_online(self.root_mem_cgroup)
@@ -122,6 +123,8 @@ class MemcgCharge(ChargePath, abc.ABC):
         """mem_cgroup_css_offline(), in the kernel's order, as far as stocks go."""
         page_counter_set_min(memcg.memory, 0)
         page_counter_set_low(memcg.memory, 0)
+        if self.obj is not None:
+            self.obj.memcg_reparent_objcgs(memcg)  # memcg_offline_kmem() and the 2026 call
         self.drain_all_stock(memcg, cpu=0)
         memcg.online = False
 

@@ -101,6 +101,7 @@ class MemCgroup:
     online: bool = False
     css_refcnt: int = 0  # references held by stock slots (css_get/css_put)
     kmem: int = 0  # the MEMCG_KMEM stat: pages charged through objcgs
+    obj_pages: int = 0  # simulation: pages objcgs hold in this memcg's own counter
     memory_events: list[int] = field(default_factory=lambda: [0] * MEMCG_NR_MEMORY_EVENTS)
     memory_events_local: list[int] = field(
         default_factory=lambda: [0] * MEMCG_NR_MEMORY_EVENTS)

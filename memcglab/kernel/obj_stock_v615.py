@@ -65,6 +65,7 @@ class ObjStockV615(ObjCgroupPath):
             if nr_pages:
                 memcg = old.memcg  # get_mem_cgroup_from_objcg(old)
                 memcg.kmem -= nr_pages  # mod_memcg_state(memcg, MEMCG_KMEM, -nr_pages)
+                memcg.obj_pages -= nr_pages  # even for the root: v6.15 stocks its pages
                 old.kmem_pages -= nr_pages
                 self.m.refill_stock_locked(memcg, nr_pages, cpu)  # __refill_stock()
             old.nr_charged_bytes += nr_bytes  # atomic_add()

@@ -20,11 +20,15 @@ Differences from the kernel, all deliberate:
   tree the node of its CPU), not found by ``current_obj_cgroup``; ``obj_charge`` of
   the root is a trace error, as the slab hooks return before charging it.
 * Reference counts are not kept: no trace operation can drop an objcg's last
-  reference (there is no reparenting), so ``obj_cgroup_release`` is unreachable.
+  reference (a trace cannot free an offlined memcg's objects), so
+  ``obj_cgroup_release`` is unreachable. Offlining reparents objcgs as the kernel
+  does (``memcg_reparent_objcgs``, before the offline's drain_all_stock), so later
+  page releases of a dead memcg's objcg go to its parent.
 * ``atomic_t nr_charged_bytes`` is kept exact; the kernel's would wrap past 2^31 - 1
   bytes, which takes about 500,000 contended operations of one objcg with no switch.
 * ``kmem_pages`` and ``live_bytes`` are the replay's bookkeeping of an objcg (its net
-  ``MEMCG_KMEM`` pages and the bytes of the trace's live objects), for ``--check``.
+  ``MEMCG_KMEM`` pages and the bytes of the trace's live objects), and
+  ``MemCgroup.obj_pages`` the pages objcgs hold in a memcg's counter, for ``--check``.
 """
 
 from __future__ import annotations
@@ -52,8 +56,9 @@ class ObjCgroup:
     objcg to be per-memcg per-node type"); 0 in the eras with one objcg per memcg.
     """
 
-    memcg: MemCgroup
+    memcg: MemCgroup  # objcg->memcg: rewritten to the parent when reparented
     node: int = 0
+    owner: MemCgroup | None = None  # simulation: the memcg it was allocated for
     nr_charged_bytes: int = 0  # atomic_t
     kmem_pages: int = 0  # simulation: net MEMCG_KMEM pages charged for this objcg
     live_bytes: int = 0  # simulation: bytes of live objects of the trace
@@ -97,8 +102,17 @@ class ObjCgroupPath:
         key = (memcg.id, self.node_of(cpu))
         objcg = self.objcgs.get(key)
         if objcg is None:
-            objcg = self.objcgs[key] = ObjCgroup(memcg, key[1])
+            objcg = self.objcgs[key] = ObjCgroup(memcg, key[1], owner=memcg)
         return objcg
+
+    def memcg_reparent_objcgs(self, memcg: MemCgroup) -> None:
+        """Port of memcg_reparent_objcgs() as far as charges go (6.18.y; per node in the
+        2026 tree): every objcg now pointing at ``memcg`` (its own, and those it took
+        from offlined children) points at the parent. Called from css_offline before
+        drain_all_stock, which therefore finds none of them in the dying subtree."""
+        for objcg in self.objcgs.values():
+            if objcg.memcg is memcg:
+                objcg.memcg = memcg.parent
 
     # ------------------------------------------------------------ pages
 
@@ -114,6 +128,7 @@ class ObjCgroupPath:
         if ret:
             return ret
         memcg.kmem += nr_pages  # account_kmem_nmi_safe(memcg, nr_pages); memcg1: v2, none
+        memcg.obj_pages += nr_pages
         objcg.kmem_pages += nr_pages
         return 0
 
@@ -133,6 +148,7 @@ class ObjCgroupPath:
         memcg.kmem -= nr_pages  # account_kmem_nmi_safe(memcg, -nr_pages)
         objcg.kmem_pages -= nr_pages
         if memcg is not self.m.root_mem_cgroup:
+            memcg.obj_pages -= nr_pages
             self.uncharge_pages(memcg, nr_pages, cpu)
 
     def memcg_uncharge_kmem(self, objcg: ObjCgroup, nr_pages: int, cpu: int) -> None:
@@ -142,6 +158,7 @@ class ObjCgroupPath:
         memcg.kmem -= nr_pages  # mod_memcg_state(memcg, MEMCG_KMEM, -nr_pages)
         objcg.kmem_pages -= nr_pages
         if memcg is not self.m.root_mem_cgroup:
+            memcg.obj_pages -= nr_pages
             self.m.memcg_uncharge(memcg, nr_pages, cpu)
 
     def obj_cgroup_charge_size(self, objcg: ObjCgroup, gfp: Gfp, size: int, cpu: int
@@ -203,25 +220,29 @@ class ObjCgroupPath:
                 if nbytes < 0:
                     return f"cpu {cpu} obj slot {i} holds {nbytes} bytes"
         stocked = self.stocked_bytes()
-        for objcg in self.objcgs.values():
+        for objcg in self._in_order():
             have = objcg.live_bytes + stocked.get(objcg, 0) + objcg.nr_charged_bytes
             if PAGE_SIZE * objcg.kmem_pages != have:
-                return (f"objcg of memcg {objcg.memcg.id} node {objcg.node}: "
+                return (f"objcg of memcg {objcg.owner.id} node {objcg.node}: "
                         f"{PAGE_SIZE} x {objcg.kmem_pages} kmem pages != live "
                         f"{objcg.live_bytes} + stocked {stocked.get(objcg, 0)} + "
                         f"nr_charged_bytes {objcg.nr_charged_bytes}")
         return None
 
+    def _in_order(self) -> list[ObjCgroup]:
+        # memcgs in creation order, nodes ascending (the compiled engine's dense order)
+        return [self.objcgs[(mid, node)] for mid in self.m.memcgs for node in range(self.nodes)
+                if (mid, node) in self.objcgs]
+
     def kmem_pages(self) -> dict[int, int]:
-        """Net kmem pages of each memcg (by id), summed over its objcgs."""
-        out: dict[int, int] = {}
-        for (memcg_id, _node), objcg in self.objcgs.items():
-            out[memcg_id] = out.get(memcg_id, 0) + objcg.kmem_pages
-        return out
+        """Pages objcgs hold in each memcg's own counter (by id): charged there through an
+        objcg and not yet released from it (kernel notes §11.11, usage identity)."""
+        return {memcg_id: memcg.obj_pages for memcg_id, memcg in self.m.memcgs.items()
+                if memcg.obj_pages}
 
     def stocks_json(self) -> list:
         """Per CPU, per slot: ``[memcg, node, nr_bytes]`` or null (docs/trace-extensions.md)."""
-        return [[[o.memcg.id, o.node, b] if o is not None else None for o, b in self.slots(c)]
+        return [[[o.owner.id, o.node, b] if o is not None else None for o, b in self.slots(c)]
                 for c in range(self.m.nr_cpus)]
 
     def objcgs_json(self) -> dict:
@@ -230,7 +251,7 @@ class ObjCgroupPath:
         for memcg_id, memcg in self.m.memcgs.items():
             if memcg is self.m.root_mem_cgroup:
                 continue
-            objs = [self.objcgs.get((memcg_id, node), ObjCgroup(memcg, node))
+            objs = [self.objcgs.get((memcg_id, node), ObjCgroup(memcg, node, owner=memcg))
                     for node in range(self.nodes)]
             out[str(memcg_id)] = {"kmem": memcg.kmem,
                                   "live_bytes": [o.live_bytes for o in objs],

@@ -20,6 +20,8 @@ from memcglab.trace import (
     OP_CPU_DEAD,
     OP_DRAIN_ALL,
     OP_DTYPE,
+    OP_OBJ_CHARGE,
+    OP_OBJ_UNCHARGE,
     OP_OFFLINE,
     OP_SET_MAX,
     OP_UNCHARGE,
@@ -131,3 +133,81 @@ def without_nested(trace: Trace) -> Trace:
     ops = trace.ops.copy()
     ops["nested"] = False
     return Trace(trace.cpus, ops, trace.source, trace.nodes)
+
+
+_OBJ_KINDS = (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT, OP_CGROUP, OP_DRAIN_ALL, OP_CPU_DEAD,
+              OP_SET_MAX, OP_OFFLINE, OP_OBJ_CHARGE, OP_OBJ_UNCHARGE)
+_OBJ_WEIGHTS = np.array([12, 8, 4, 6, 4, 4, 3, 3, 32, 24], dtype=float)
+_OBJ_WEIGHTS /= _OBJ_WEIGHTS.sum()
+
+
+def _bytes(rng: np.random.Generator) -> int:
+    r = rng.random()
+    if r < 0.5:
+        return int(rng.choice([8, 64, 192, 264, 512, 1024, 2056]))
+    if r < 0.75:
+        return int(rng.integers(1, 4200))
+    if r < 0.95:
+        return int(rng.integers(4096, 3 * 4096 + 2))
+    return int(rng.integers(60000, 70000))  # past U16_MAX: the five-slot stock's flush
+
+
+def random_obj_trace(seed: int, n_ops: int | None = None, batch: int = 64,
+                     nested: bool = True, irq: bool = True) -> Trace:
+    """A valid trace with object operations (obj_charge, obj_uncharge), the irq word and
+    a nodes line: the page operations of :func:`random_trace`, then bytes in small
+    objects, sizes around and past a page, and a few past U16_MAX."""
+    rng = np.random.default_rng([seed, 11])
+    cpus = int(rng.choice([1, 2, 3, 4, 6]))
+    nodes = int(rng.choice([d for d in (1, 2, 3) if cpus % d == 0]))
+    n_ops = int(rng.integers(15, 80)) if n_ops is None else n_ops
+    pool = [int(x) for x in rng.permutation(np.arange(1, 20))]
+    online, parent = {0: True}, {0: -1}
+    rows: list[tuple] = []
+
+    def add_cgroup() -> None:
+        if not pool:
+            return
+        mid = pool.pop(0)
+        par = int(rng.choice([m for m in online if online[m]]))
+        limit = PAGE_COUNTER_MAX if rng.random() < 0.5 else int(rng.integers(1, 300))
+        online[mid], parent[mid] = True, par
+        rows.append((OP_CGROUP, False, -1, mid, par, limit, False))
+
+    for _ in range(int(rng.integers(1, 4))):
+        add_cgroup()
+    while len(rows) < n_ops:
+        kind = int(rng.choice(_OBJ_KINDS, p=_OBJ_WEIGHTS))
+        live = [m for m in online if online[m] and m != 0]
+        cpu = int(rng.integers(0, cpus))
+        nest = nested and rng.random() < 0.15
+        flag = irq and kind in IRQ_OPS and rng.random() < 0.25
+        if (kind == OP_CGROUP or not live) and pool:
+            add_cgroup()
+            continue
+        if not live:
+            rows.append((OP_DRAIN_ALL, nest, cpu, 0, -1, 0, False))
+            continue
+        m = int(rng.choice(live))
+        if kind in (OP_OBJ_CHARGE, OP_OBJ_UNCHARGE):
+            for _ in range(int(rng.integers(1, 4)) if rng.random() < 0.3 else 1):
+                target = 0 if kind == OP_OBJ_UNCHARGE and rng.random() < 0.03 else m
+                rows.append((kind, nest, cpu, target, -1, _bytes(rng), flag))
+        elif kind in (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT):
+            rows.append((kind, nest, cpu, m, -1, _nr(rng, batch), flag))
+        elif kind == OP_DRAIN_ALL:
+            rows.append((kind, nest, cpu, 0 if rng.random() < 0.2 else m, -1, 0, False))
+        elif kind == OP_CPU_DEAD:
+            rows.append((kind, nest, cpu, 0, -1, 0, False))
+        elif kind == OP_SET_MAX:
+            rows.append((kind, nest, -1, m, -1, int(rng.integers(1, 400)), False))
+        elif kind == OP_OFFLINE:
+            leaves = [x for x in live if not any(p == x and online[c]
+                                                 for c, p in parent.items())]
+            if leaves:
+                x = int(rng.choice(leaves))
+                online[x] = False
+                rows.append((kind, nest, -1, x, -1, 0, False))
+    ops = np.array([(op, nst, c, m, p, a, 0, f) for op, nst, c, m, p, a, f in rows],
+                   dtype=OP_DTYPE)
+    return Trace(cpus, ops, f"<random obj {seed}>", nodes)
