@@ -8,6 +8,9 @@ generated examples:
     MEMCGLAB_STATEFUL_SCALE=80 pytest tests/test_replay_stateful.py -s
 
 ``multi-fix2`` is excluded on purpose: it leaks pages (tests/kernel/test_eras.py).
+The machines make object charges and frees too (docs/trace-extensions.md), with
+``irq`` and ``nested``, on three CPUs in three NUMA nodes (per-node objcgs in the
+2026 eras); the invariant then covers the bytes of every objcg (kernel notes §11.11).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from memcglab.trace import (
     OP_CHARGE,
     OP_CPU_DEAD,
     OP_DRAIN_ALL,
+    OP_OBJ_CHARGE,
+    OP_OBJ_UNCHARGE,
     OP_OFFLINE,
     OP_SET_MAX,
     OP_UNCHARGE,
@@ -42,21 +47,25 @@ executed = {"ops": 0}
 class ChargePath(RuleBasedStateMachine):
     model = "multi"
     slots = 3
+    refill = "always"
 
     def __init__(self) -> None:
         super().__init__()
-        self.r = Replayer(CPUS, self.model, self.slots, seed=7, batch=16)
+        self.r = Replayer(CPUS, self.model, self.slots, seed=7, batch=16, nodes=CPUS,
+                          refill=self.refill)
         self.online: list[int] = []
         self.children: dict[int, set[int]] = {0: set()}
         self.parent: dict[int, int] = {}
         self.next_id = 1
 
-    def _op(self, op, cpu=-1, memcg=0, parent=-1, arg=0, nested=False):
+    def _op(self, op, cpu=-1, memcg=0, parent=-1, arg=0, nested=False, irq=False):
         executed["ops"] += 1
+        self.r.machine.in_task = not irq
         if nested and cpu >= 0:
             self.r._nested(op, cpu, memcg, parent, arg)
         else:
             self.r.step(op, cpu, memcg, parent, arg)
+        self.r.machine.in_task = True
 
     memcgs = property(lambda self: self.online)
 
@@ -80,6 +89,17 @@ class ChargePath(RuleBasedStateMachine):
     def pages(self, pick, cpu, nr, kind, nested):
         memcg = self.online[pick % len(self.online)]
         self._op(kind, cpu, memcg, arg=nr, nested=nested and self.model != "single")
+
+    @precondition(lambda self: self.online)
+    @rule(pick=st.integers(0, 99), cpu=st.integers(0, CPUS - 1),
+          nbytes=st.one_of(st.integers(1, 600), st.integers(3000, 9000),
+                           st.integers(60000, 70000)),
+          kind=st.sampled_from([OP_OBJ_CHARGE, OP_OBJ_CHARGE, OP_OBJ_UNCHARGE]),
+          nested=st.booleans(), irq=st.booleans())
+    def objects(self, pick, cpu, nbytes, kind, nested, irq):
+        memcg = self.online[pick % len(self.online)]
+        self._op(kind, cpu, memcg, arg=nbytes, nested=nested and self.model != "single",
+                 irq=irq)
 
     @rule(pick=st.integers(0, 99), cpu=st.integers(0, CPUS - 1))
     def drain_all(self, pick, cpu):
@@ -111,8 +131,9 @@ class ChargePath(RuleBasedStateMachine):
         assert self.r.observer.warnings == 0
 
 
-def machine_for(model: str, slots: int = 3):
-    return type(f"ChargePath_{model}", (ChargePath,), {"model": model, "slots": slots})
+def machine_for(model: str, slots: int = 3, refill: str = "always"):
+    return type(f"ChargePath_{model}", (ChargePath,),
+                {"model": model, "slots": slots, "refill": refill})
 
 
 @pytest.mark.parametrize("model", ["single", "multi", "multi-rr", "multi-lru", "pcstock",
@@ -124,6 +145,15 @@ def test_conservation_holds_for_every_operation(model):
                                   deadline=None, derandomize=True)
     test_case("runTest").runTest()
     assert executed["ops"] - before >= STEPS_PER_MODEL // 2  # most runs reach full length
+
+
+@pytest.mark.parametrize(("model", "refill"), [("multi", "not-in-irq"), ("single", "never"),
+                                               ("pcstock-v4", "not-in-irq")])
+def test_conservation_holds_with_refill_variants(model, refill):
+    test_case = machine_for(model, refill=refill).TestCase
+    test_case.settings = settings(max_examples=max(EXAMPLES // 5, 5), stateful_step_count=STEPS,
+                                  deadline=None, derandomize=True)
+    test_case("runTest").runTest()
 
 
 def test_report_operation_count(capsys):
