@@ -2,7 +2,12 @@
 
 Every result a sweep writes carries, per row, the kernel version its model ports
 (:data:`KERNEL_VERSIONS`), so a table read months later still says which
-``mm/memcontrol.c`` a number is about (eras as in ``reference/kernel-notes.md`` §0.1).
+``mm/memcontrol.c`` a number is about: v6.15 (before "memcg: multi-memcg percpu charge
+cache", Shakeel Butt, April 2025), 6952350/linux-6.18.y at 312d9602fe3e (v6.16 to
+v6.18), linux-mm/linux-mm at 030321517fd4 (the 2026 mm tree), mm-unstable of April
+2025 for fix 2, and Joshua Hahn's page_counter-stock series (RFC, 10 Apr 2026; v4,
+23 Jun 2026). Each model's obj stock (:data:`OBJ_ERAS`) is the one of the same tree;
+``docs/trace-extensions.md`` gives the evidence for each mapping.
 
 A model name (the replay contract's ``--model``) maps to a kernel charge path
 (:mod:`memcglab.kernel`) and the kernel version it ports. ``build_model`` makes a

@@ -19,6 +19,7 @@ import json
 from collections import deque
 from typing import Any
 
+from memcglab.events import CALL_EVENTS
 from memcglab.kernel.memcontrol import GFP_KERNEL, MemcgCharge, MemcgEvent
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.page_counter import page_counter_set_max
@@ -237,13 +238,24 @@ class Replayer:
 
 def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, batch: int = 64,
            check: bool = False, observer: Observer | None = None,
-           policy: str | None = None, refill: str = "always") -> dict[str, Any]:
+           policy: str | None = None, refill: str = "always",
+           counts: dict[str, int] | None = None) -> dict[str, Any]:
     """Replay ``trace`` through ``model``; return the contract's JSON object.
 
     ``policy`` swaps a ``multi*`` model's victim policy for any registered one
     (see :func:`memcglab.models.build_model`). ``refill`` is the scenario contract's
     design key (``always``, ``not-in-irq``, ``never``); any value but ``always``
-    adds a ``refill`` key to the output (docs/trace-extensions.md).
+    adds a ``refill`` key to the output (docs/trace-extensions.md). A ``counts`` dict
+    is filled with what the JSON does not carry: the operations replayed
+    (``charges``, ``uncharges``, ``uncharges_direct``: those that released pages,
+    ``obj_charges``, ``obj_uncharges``) and the calls of the charge-path functions
+    and obj-stock events (:data:`memcglab.events.CALL_EVENTS`).
+
+    >>> from memcglab.trace import parse_text
+    >>> c = {}
+    >>> t = parse_text("memcglab-trace 1\\ncpus 1\\ncgroup 1 0\\ncharge 0 1 3\\nuncharge 0 1 3\\n")
+    >>> replay(t, counts=c)["counters"]["walks"], c["charges"], c["uncharges"], c["refill_stock"]
+    (1, 1, 1, 2)
 
     Raises ValueError for invalid options, :class:`~memcglab.trace.TraceError` for
     an invalid trace (``single`` also rejects ``nested``), and
@@ -255,6 +267,9 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
     replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer, policy, refill,
                         trace.nodes)
     replayer.run(trace)
+    if counts is not None:
+        counts.update(replayer.counts)
+        counts.update({name: replayer.observer.calls.get(name, 0) for name in CALL_EVENTS})
     return replayer.result()
 
 
