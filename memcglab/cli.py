@@ -22,6 +22,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "notebooks": ("memcglab.notebooks_cli", "copy the study notebooks into a directory to open"),
     "probe": ("memcglab.probe.cli",
               "measure this machine's cache-line and atomic costs into a machine profile"),
+    "predict": ("memcglab.scenario.cli",
+                "predict a scenario's change in throughput and perf profile (the scenario "
+                "contract)"),
+    "validate": ("memcglab.validation.cli",
+                 "score predictions of the development set leave-one-source-out"),
 }
 
 

@@ -1,0 +1,117 @@
+"""Where an operation's charge-path cycles go, by kernel function, as ``perf --children`` shows.
+
+The compiled engine counts each function's calls and the counters its walks visit
+(:data:`memcglab.events.CALL_EVENTS`); :func:`function_cycles` prices them with the
+cost model's hardware costs (:class:`memcglab.cost.CostParams`) and adds the time
+spent at page_counter usage lines (the queueing network's residence: a CPU spinning
+on a contended ``atomic_long_add_return`` burns cycles inside the walk). Every
+function's figure is *inclusive*: its own work plus that of what it calls on the
+benchmark's steady-state paths, which is what ``perf report --children`` prints:
+
+* ``page_counter_try_charge``: its walks (a call, an atomic RMW and a read per level)
+  and the charge walks' share of the line time;
+* ``page_counter_uncharge`` (``page_counter_cancel`` included): the same for uncharge
+  walks;
+* ``drain_stock``: a call and a slot write per drain, and the uncharge walk each drain
+  makes (its share of ``page_counter_uncharge``);
+* ``refill_stock``: a call, the stock lock and lines, evictions, LRU writes, and every
+  ``drain_stock`` (on these traces every drain comes from a refill; no ``drain_all``);
+* ``try_charge_memcg``: the stock lookup of each charge (lock, lines, slots compared,
+  the hit's write), ``page_counter_try_charge``, and the refills made on the charge
+  path (a miss refills the batch surplus; an uncharge's refill is not under it);
+* ``obj_cgroup_charge``: its byte-stock lookup and refill, and the share of
+  ``try_charge_memcg`` that ``obj_cgroup_charge_pages`` calls make.
+
+With the page_counter stock models (``pcstock``, ``pcstock-v4``) the stock lookup is
+inside ``page_counter_try_charge``, and there is no ``refill_stock`` or ``drain_stock``.
+
+>>> import numpy as np
+>>> from memcglab.cost import CostParams
+>>> per_op = {"charges": 1.0, "try_charge_memcg": 1.0, "stock_hits": 0.9, "slots_scanned": 1.0,
+...           "page_counter_try_charge": 0.1, "page_counter_try_charge_levels": 0.3}
+>>> cost = {n: np.array([v]) for n, v in vars(CostParams()).items()}
+>>> f = function_cycles(per_op, cost, lines_per_scan=1.0, line_cycles=np.array([0.0]),
+...                     model="multi")
+>>> float(f["page_counter_try_charge"][0]), float(f["try_charge_memcg"][0]) > 50
+(8.7, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = ["FUNCTIONS", "function_cycles"]
+
+#: the functions of the scenario contract's profile
+FUNCTIONS: tuple[str, ...] = ("try_charge_memcg", "page_counter_try_charge",
+                              "page_counter_uncharge", "refill_stock", "drain_stock",
+                              "obj_cgroup_charge")
+
+
+def _g(per_op: Mapping[str, float], name: str) -> float:
+    return float(per_op.get(name, 0.0))
+
+
+def _uncharge_refill_share(per_op: Mapping[str, float]) -> float:
+    """The share of refill_stock calls made on uncharge paths (not under try_charge_memcg)."""
+    refills = _g(per_op, "refill_stock")
+    if refills <= 0:
+        return 0.0
+    from_uncharges = _g(per_op, "uncharges") + _g(per_op, "obj_flushes")
+    return min(1.0, from_uncharges / refills)
+
+
+def function_cycles(per_op: Mapping[str, float], cost: Mapping[str, np.ndarray],
+                    lines_per_scan: float, line_cycles: np.ndarray, model: str
+                    ) -> dict[str, np.ndarray]:
+    """Inclusive cycles per operation of each of :data:`FUNCTIONS` (module doc), and
+    ``total``: every charge-path cycle of the operation, each counted once.
+
+    ``line_cycles`` is the time at usage lines per operation (waiting and transfer, in
+    cycles), split between charge and uncharge walks by the levels each visits; it is
+    part of ``total``. Each value has the shape of the cost arrays (one per point).
+    """
+    g = lambda name: _g(per_op, name)  # noqa: E731
+    c = cost
+    lc, lu = g("page_counter_try_charge_levels"), g("page_counter_uncharge_levels")
+    share_c = lc / (lc + lu) if lc + lu > 0 else 0.0
+    pct = (g("page_counter_try_charge") * c["call"]
+           + lc * (c["atomic_rmw"] + c["l1_hit"]) + share_c * line_cycles)
+    pcu = (g("page_counter_uncharge") * c["call"] + lu * c["atomic_rmw"]
+           + (1.0 - share_c) * line_cycles)
+    walks_u = g("page_counter_uncharge")
+    drains = g("drain_stock")
+    drain_walks = pcu * (min(1.0, drains / walks_u) if walks_u > 0 else 0.0)
+    ds = drains * (c["call"] + c["percpu_rmw"]) + g("css_ref_ops") * c["percpu_rmw"] \
+        + drain_walks
+    lookup = c["stock_lock"] + c["l1_hit"] * lines_per_scan
+    rs = (g("refill_stock") * (c["call"] + lookup)
+          + g("evictions") * (c["random_u32"] + 2 * c["percpu_rmw"])
+          + g("lru_writes") * c["percpu_rmw"] + ds)
+    if model.startswith("pcstock"):
+        rs = ds = drain_walks = np.zeros_like(pct)
+    consume = (g("charges") * lookup + g("slots_scanned") * c["slot_compare"]
+               + g("stock_hits") * c["percpu_rmw"]
+               + (g("miss_absent") + g("miss_short")) * c["call"])
+    if model.startswith("pcstock"):
+        pct = pct + consume
+        consume = np.zeros_like(pct)
+    from_charges = 1.0 - _uncharge_refill_share(per_op)
+    tcm = g("try_charge_memcg") * c["call"] + consume + pct + from_charges * rs
+    calls = g("try_charge_memcg")
+    obj_pages = max(0.0, calls - g("charges")) / calls if calls > 0 else 0.0
+    obj_own = g("obj_cgroup_charge") * (c["call"] + c["stock_lock"] + c["percpu_rmw"]) \
+        + g("obj_refills") * c["percpu_rmw"] + g("obj_misses") * c["call"]
+    occ = obj_own + obj_pages * tcm
+    # everything once: the charge tree, the obj side's own work, the refills and walks
+    # of the uncharge paths, and the entry points and frees outside the six functions
+    rest = ((g("uncharges") + g("uncharges_direct")) * c["call"]
+            + g("obj_cgroup_uncharge") * (c["call"] + c["stock_lock"] + c["percpu_rmw"])
+            + g("obj_drains") * (c["call"] + c["atomic_rmw"] + c["percpu_rmw"])
+            + g("obj_flushes") * c["call"])
+    total = tcm + obj_own + (1.0 - from_charges) * rs + (pcu - drain_walks) + rest
+    return {"try_charge_memcg": tcm, "page_counter_try_charge": pct,
+            "page_counter_uncharge": pcu, "refill_stock": rs, "drain_stock": ds,
+            "obj_cgroup_charge": occ, "total": total}

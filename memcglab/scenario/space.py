@@ -1,0 +1,142 @@
+"""The points a prediction is priced at: calibrated unknowns, hardware priors, alternatives.
+
+One scrambled Sobol design (``scipy.stats.qmc``) in the unit cube, one coordinate per
+uncertain input, maps to values:
+
+* the calibrated unknowns (:mod:`memcglab.scenario.model`), jointly, through the
+  posterior's normal approximation (:meth:`memcglab.calibration.Calibration.from_unit`);
+  those the calibration does not hold (a cost family, or a machine family it has no
+  data on) from their priors;
+* the charge path's hardware costs, the clock and ``smt_gain`` from the machine
+  profile's priors, and the busiest CPU's share
+  (:func:`memcglab.scenario.work.busiest_share_prior`);
+* the model's relative error on the size of an effect (``sigma_rel``, calibrated) and
+  on absolute rates (``sigma_abs``), each with a standard normal;
+* which of the priced modelling-alternative combinations a point uses.
+
+With ``--calibration none`` the unknowns come from :data:`PRIORS` alone and the model's
+own error is taken as 0: the spread is the priors'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm, qmc
+
+from memcglab.calibration.files import CalibrationFile
+from memcglab.calibration.posterior import Param
+from memcglab.cost import CostParams
+from memcglab.hardware import MachineProfile
+from memcglab.scenario.work import FIXED, UNIT, busiest_share_prior
+from memcglab.uncertainty import Prior
+
+__all__ = ["PRIORS", "TAU_PRIOR", "Draws", "derived", "draw", "unknown_params"]
+
+#: spread (log units) of a machine family's hold-time deviation from the pooled scale,
+#: when no calibration says it
+TAU_PRIOR = 0.7
+
+
+def _lognormal(name: str, unit: str, median: float, sd: float, source: str) -> Param:
+    return Param(name, unit, median, sd, source)
+
+
+#: priors of the unknowns that are not cost families' (those are in scenario.work)
+PRIORS: dict[str, Param] = {
+    "hold_scale": _lognormal(
+        "hold_scale", "x c2c", 1.5, 0.8,
+        "my inference: a contended line is held at least one cache-to-cache transfer, and "
+        "longer when many CPUs snoop and retry for it; the calibration point of 'mm/memcg: "
+        "Reduce kmemcache memory accounting overhead' (Waiman Long, May 2021, "
+        "20210506150007.16288-1-longman@redhat.com) measures it on one machine"),
+    "socket_growth": Param(
+        "socket_growth", "exponent", 0.0, 0.4,
+        "my inference: beyond the cross-socket share, a snoop that may visit every socket "
+        "lengthens a transfer; 0 means the share says it all", positive=False),
+}
+
+
+def unknown_params(cost_family: str, unit: str) -> list[Param]:
+    """The unknowns a scenario of ``cost_family`` reads, with their priors as Params."""
+    out = [PRIORS["hold_scale"], PRIORS["socket_growth"]]
+    for prior in (FIXED[cost_family], UNIT[unit]):
+        # a log-uniform prior's 5-95% range as a lognormal's 90% interval
+        sd = (np.log(prior.high) - np.log(prior.low)) / (2 * 1.645) * 0.9
+        out.append(Param(prior.name, prior.unit, prior.typical, float(sd), prior.source))
+    return out
+
+
+@dataclass(frozen=True)
+class Draws:
+    """Values of every input at every point (B), plus each point's alternative index."""
+
+    values: dict[str, np.ndarray]
+    which: np.ndarray
+    z_change: np.ndarray
+    z_rate: np.ndarray
+
+
+def draw(profile: MachineProfile, cost_family: str, unit: str, tasks: int, combos: int,
+         points: int, seed: int, calibration: CalibrationFile | None) -> Draws:
+    """``points`` quasi-random points of everything a scenario's price depends on."""
+    hw = [n for n in CostParams.names() if n != "c2c_transfer"] + ["cpu_ghz", "smt_gain"]
+    hw_priors: list[Prior] = [profile.priors[n] for n in hw if n in profile.priors]
+    if "smt_gain" not in profile.priors:
+        hw_priors.append(Prior("smt_gain", "fraction", 0.05, 0.25, 0.45, "triangular",
+                               "Marr et al., ITJ 2002; Bulpin and Pratt 2004 (SMT gains)"))
+    hw_priors.append(busiest_share_prior(tasks))
+    needed = {p.name: p for p in unknown_params(cost_family, unit)}
+    calibrated: list[str] = []
+    dev = f"hold_dev:{profile.family}"
+    if calibration is not None:
+        names = calibration.calibration.names
+        calibrated = list(names)
+        for n in names:
+            needed.pop(n, None)
+        if dev not in names:
+            needed[dev] = Param(dev, "log", 0.0, calibration.tau,
+                                "no data on this machine family: the pooled spread of "
+                                "family deviations", positive=False)
+    free = list(needed.values())
+    dims = len(calibrated) + len(free) + len(hw_priors) + 3
+    u = qmc.Sobol(dims, scramble=True, seed=seed).random(points)
+    k = 0
+    values: dict[str, np.ndarray] = {}
+    if calibration is not None:
+        values.update(calibration.calibration.from_unit(u[:, :len(calibrated)]))
+        k = len(calibrated)
+    for p in free:
+        centre, sd = p.prior_u
+        values[p.name] = p.from_u(centre + sd * norm.ppf(np.clip(u[:, k], 1e-12, 1 - 1e-12)))
+        k += 1
+    for prior in hw_priors:
+        values[prior.name] = np.asarray(prior.ppf(u[:, k]), dtype=float)
+        k += 1
+    which = np.minimum((u[:, k] * combos).astype(np.int64), combos - 1)
+    z = norm.ppf(np.clip(u[:, k + 1:k + 3], 1e-12, 1 - 1e-12))
+    if calibration is None:
+        values["sigma_rel"] = np.zeros(points)
+        values["sigma_abs"] = np.zeros(points)
+    return Draws(values=values, which=which, z_change=z[:, 0], z_rate=z[:, 1])
+
+
+def derived(profile: MachineProfile, cost_family: str, values: dict[str, np.ndarray]
+            ) -> dict[str, np.ndarray]:
+    """The model's inputs from the drawn values: hold times, the work outside memcg."""
+    out = dict(values)
+    dev = values.get(f"hold_dev:{profile.family}", 0.0)
+    scale = values["hold_scale"] * np.exp(dev) * (profile.sockets / 2.0) ** \
+        values["socket_growth"]
+    # a transfer takes nanoseconds, whatever the core clock: the family's typical
+    # transfer in ns, back in cycles at each point's drawn clock
+    ghz = profile.priors["cpu_ghz"].typical
+    for key, prior in (("hold_cycles", "c2c_transfer"),
+                       ("hold_cycles_cross", "c2c_transfer_cross_socket")):
+        out[key] = scale * profile.priors[prior].typical / ghz * values["cpu_ghz"]
+    out["fixed_cycles"] = values[f"fixed_cycles:{cost_family}"]
+    unit = "unit_cycles:page" if cost_family == "madvise" else "unit_cycles:byte"
+    out["unit_cycles"] = values[unit]
+    return out
+

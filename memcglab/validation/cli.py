@@ -1,0 +1,131 @@
+"""``memcglab validate [--out DIR] [--quick]``: the leave-one-source-out scoreboard.
+
+Prints, per development case, the measured change (± its noise) beside the prediction's
+median [90%], whether the band holds the measurement widened by its noise, whether the
+sign is right, the three baselines and, where the source prints a perf profile, measured
+against predicted shares; then the summary per method (``data/validation/rules.md``).
+``--out DIR`` writes ``scoreboard.parquet`` (one row per case), ``summary.csv``,
+``profiles.parquet`` and each fold's calibration, each file atomically.
+``--calibrate FILE`` instead fits one calibration on every case and writes it to FILE
+(how ``data/calibration/default.json`` is made).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from memcglab.scenario.predict import DEFAULT_POINTS, MAX_POINTS
+
+__all__ = ["QUICK_POINTS", "add_arguments", "run"]
+
+#: points per prediction with --quick (CI): a coarser band, the same calibrations
+QUICK_POINTS = 64
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", metavar="DIR", help="write the scoreboard's tables to DIR")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"{QUICK_POINTS} points per prediction (a CI-sized run)")
+    parser.add_argument("--points", type=int, default=None,
+                        help=f"points per prediction (default {DEFAULT_POINTS})")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--calibrate", metavar="FILE",
+                        help="fit one calibration on every case and write it to FILE")
+
+
+def _atomic(path: Path, write) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fmt(frame: pd.DataFrame) -> str:
+    rows = ["| case | measured ± noise | memcglab median [90%] | inside | sign | no change | "
+            "inverse cycles | bottleneck law |", "|---|---|---|---|---|---|---|---|"]
+    for r in frame.itertuples():
+        law = "—" if pd.isna(r.bottleneck_law) else f"{r.bottleneck_law:+.1f}"
+        rows.append(f"| {r.case} | {r.measured_change_pct:+.2f} ± {r.noise_pct:.2f} | "
+                    f"{r.median:+.2f} [{r.low:+.2f}, {r.high:+.2f}] | "
+                    f"{'yes' if r.inside else 'no'} | {'yes' if r.sign_right else 'no'} | "
+                    f"{r.no_change:+.1f} | {r.inverse_cycles:+.2f} | {law} |")
+    return "\n".join(rows)
+
+
+def _calibrate(path: Path) -> int:
+    from memcglab.calibration.files import dump_calibration
+    from memcglab.validation.dataset import case_models
+    from memcglab.validation.scoreboard import calibrate_on
+
+    cf = calibrate_on(case_models())
+    _atomic(path, lambda p: p.write_text(dump_calibration(cf)))
+    cal = cf.calibration
+    print(f"calibration of {len(cal.cases)} observations written to {path} "
+          f"(converged: {cal.converged})")
+    for n in cal.names:
+        lo, hi = cal.interval(n)
+        print(f"  {n:28s} {cal.mode[n]:11.4g}  [{lo:.4g}, {hi:.4g}]  "
+              f"posterior/prior sd {cal.shrinkage()[n]:.2f}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    points = args.points or (QUICK_POINTS if args.quick else DEFAULT_POINTS)
+    if not 1 <= points <= MAX_POINTS:
+        print(f"--points {points}: must be between 1 and {MAX_POINTS}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else None
+    if out is not None and out.exists() and not out.is_dir():
+        print(f"--out {args.out}: exists and is not a directory", file=sys.stderr)
+        return 2
+    if args.calibrate:
+        target = Path(args.calibrate)
+        if target.is_dir() or not target.parent.is_dir():
+            print(f"--calibrate {args.calibrate}: must be a file in an existing directory",
+                  file=sys.stderr)
+            return 2
+    from memcglab.validation.scoreboard import profile_frame, summary
+    from memcglab.validation.scoreboard import run as run_board
+
+    start = time.monotonic()
+    try:
+        if args.calibrate:
+            return _calibrate(Path(args.calibrate))
+        frame, folds = run_board(points=points, seed=args.seed, progress=lambda s: print(
+            f"[{time.monotonic() - start:5.0f} s] {s}", file=sys.stderr, flush=True))
+    except KeyboardInterrupt:
+        print("memcglab validate: interrupted; nothing was written", file=sys.stderr)
+        return 130
+    table = summary(frame)
+    profiles = profile_frame(frame)
+    print("# Leave-one-source-out scoreboard\n")
+    print(_fmt(frame))
+    print("\n## Summary\n")
+    print(table.round(3).to_markdown() if hasattr(table, "to_markdown") else table.round(3))
+    if len(profiles):
+        print("\n## Profiles: measured vs predicted share of cycles (%)\n")
+        print(profiles.round(2).to_string(index=False))
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        board = frame.drop(columns=["_profile"])
+        _atomic(out / "scoreboard.parquet", lambda p: board.to_parquet(p, index=False))
+        _atomic(out / "summary.csv", lambda p: table.to_csv(p))
+        _atomic(out / "profiles.parquet", lambda p: profiles.to_parquet(p, index=False))
+        from memcglab.calibration.files import dump_calibration
+
+        for source, fold in folds.items():
+            _atomic(out / f"calibration-without-{source}.json",
+                    lambda p, f=fold: p.write_text(dump_calibration(f.calibration)))
+        print(f"\nwritten to {out}", file=sys.stderr)
+    return 0
