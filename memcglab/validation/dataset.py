@@ -86,6 +86,9 @@ class CaseModel:
         n = np.size(next(iter(theta.values())))
         k = len(self.model.combos)
         v = typical_values(self.model, n * k)
+        # an unknown the caller does not vary sits at its prior's median
+        for p in unknown_params(self.model.cost_family, self.model.unit):
+            v[p.name] = np.full(n * k, p.prior_median)
         v.update({name: np.tile(np.broadcast_to(np.asarray(x, dtype=float), (n,)), k)
                   for name, x in theta.items()})
         v.setdefault(f"hold_dev:{self.family}", np.zeros(n * k))
