@@ -81,6 +81,7 @@ class BenchmarkTrace:
 
     @property
     def sk_reclaim(self) -> str:
+        """The socket reclaim era the trace was made with (``eager`` or ``lazy``)."""
         return self.spec.sk_reclaim
 
     def summary(self) -> dict[str, Any]:

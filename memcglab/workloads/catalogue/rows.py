@@ -51,6 +51,7 @@ class Cite:
 
 
 def kcite(path: str, function: str) -> Cite:
+    """A citation of ``function`` in ``path`` of the v6.18.19 tree."""
     return Cite(KERNEL, path, KERNEL_COMMIT, function)
 
 
@@ -140,6 +141,7 @@ class AccountingRow:
 
     @property
     def trace_op(self) -> str:
+        """The trace operation(s) the row becomes (``charge, uncharge`` for a receive)."""
         return KINDS[self.kind][1]
 
     @property

@@ -60,11 +60,13 @@ class Key:
 
     @property
     def valid(self) -> str:
+        """What is valid, as an error message says it."""
         if self.choices:
             return ", ".join(self.choices)
         return f"an integer from {self.low} to {self.high}{self.unit}"
 
     def check(self, name: str, value: Any) -> Any:
+        """``value`` if valid for key ``name``, else a ValueError naming both."""
         if self.choices:
             ok = value in self.choices
         else:
@@ -109,6 +111,7 @@ class Alternative:
     why: str
 
     def check(self, name: str, value: Any) -> Any:
+        """``value`` if it is one of the alternative's, else a ValueError naming it."""
         if value not in self.values:
             raise ValueError(f"alternatives.{name}: {value!r} is invalid "
                              f"(valid: {', '.join(map(str, self.values))})")
@@ -219,6 +222,7 @@ class Machine:
 
     @property
     def cores_per_socket(self) -> int:
+        """Physical cores in each socket."""
         return self.cpus // (self.sockets * self.threads_per_core)
 
 
@@ -300,6 +304,7 @@ class BenchmarkSpec:
 
     @property
     def resolved_depth(self) -> int:
+        """``depth``, or the layout's default when it is None."""
         return LAYOUTS[self.layout] if self.depth is None else self.depth
 
     def resolved_keys(self) -> dict[str, Any]:

@@ -45,13 +45,18 @@ class TestDef:
     rows: Callable[[dict[str, Any]], dict[str, AccountingRow]]
     bound: Callable[[dict[str, Any]], float]
     generate: Callable[..., None]
-    members: Callable[[dict[str, Any]], int] = lambda keys: 1
+    #: the key holding the members of each role (hackbench's fds), or None for one
+    members_key: str | None = None
     server: tuple[str, ...] = ()
     instances_key: str = "instances"
     min_operations: int | Callable[[dict[str, Any]], int] = 64
     warmup: int | Callable[[dict[str, Any]], int] = 8
     #: ``bound`` holds for every trace (else build also checks the rows it made)
     exact_bound: bool = True
+
+    def members(self, keys: dict[str, Any]) -> int:
+        """Tasks of each role in one instance (hackbench: ``fds`` senders and receivers)."""
+        return 1 if self.members_key is None else int(keys[self.members_key])
 
     def least(self, keys: dict[str, Any]) -> int:
         """The fewest operations per instance a default build generates."""
@@ -64,6 +69,7 @@ class TestDef:
         return w(keys) if callable(w) else w
 
     def bytes_per_operation(self, keys: dict[str, Any]) -> int | None:
+        """Payload bytes one operation moves (both directions of a transaction), if any."""
         for k in ("send_size", "message_bytes", "datasize"):
             if k in keys:
                 return int(keys[k]) * (2 if self.operation == "transaction" else 1)
@@ -193,11 +199,11 @@ def _build_tests() -> dict[tuple[str, str], TestDef]:
         "hackbench", "socket", "message", "messages per second (the inverse of the run time)",
         hb, _net_rows(local_unix.UNIX_ROWS, "socket"),
         _unix_bound(1), _unix("socket"),
-        members=lambda keys: keys["fds"], instances_key="groups")
+        members_key="fds", instances_key="groups")
     out[("hackbench", "pipe")] = TestDef(
         "hackbench", "pipe", "message", "messages per second (the inverse of the run time)",
         hb, lambda keys: local_pipe.PIPE_ROWS, _pipe_bound, _pipe,
-        members=lambda keys: keys["fds"], instances_key="groups",
+        members_key="fds", instances_key="groups",
         min_operations=lambda keys: PIPE_ROUNDS * keys["fds"] ** 2,
         warmup=lambda keys: PIPE_WARMUP_ROUNDS * keys["fds"] ** 2, exact_bound=False)
     out[("madvise", "fault_release")] = TestDef(
