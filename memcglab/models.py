@@ -40,7 +40,7 @@ from memcglab.trace import STOCK_SLOTS_MAX
 
 __all__ = ["ModelInfo", "MODELS", "MODEL_NAMES", "KERNEL_VERSIONS", "SLOTS_MAX", "BATCH_MAX",
            "MULTI_BATCH_MAX", "SEED_MAX", "REFILLS", "check_options", "check_refill",
-           "build_model", "stock_slots", "OBJ_ERAS"]
+           "build_model", "stock_slots", "per_memcg_bound", "OBJ_ERAS"]
 
 SLOTS_MAX = 1 << 24
 BATCH_MAX = 524287  # S32_MAX / PAGE_SIZE: BUILD_BUG_ON in mem_cgroup_init
@@ -131,6 +131,15 @@ def check_refill(refill: str) -> None:
     contract's ``refill`` key: ``always``, ``not-in-irq``, ``never``)."""
     if refill not in REFILLS:
         raise ValueError(f"refill={refill!r}: unknown; valid: {', '.join(REFILLS)}")
+
+
+def per_memcg_bound(model: str) -> str | None:
+    """What ``model`` keeps per memcg that grows with an argument: ``"cpus"`` (a stock per
+    CPU per memcg counter: ``pcstock``, ``pcstock-v4``), ``"nodes"`` (per-node objcgs:
+    ``multi-rr``), or None. The argument of :func:`memcglab.trace.check_per_memcg`."""
+    if model in ("pcstock", "pcstock-v4"):
+        return "cpus"
+    return "nodes" if model == "multi-rr" else None
 
 
 def stock_slots(model: str, slots: int) -> int | None:

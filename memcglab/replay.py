@@ -24,7 +24,13 @@ from memcglab.kernel.memcontrol import GFP_KERNEL, MemcgCharge, MemcgEvent
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.page_counter import page_counter_set_max
 from memcglab.kernel.percpu import local_lock, local_unlock
-from memcglab.models import build_model, check_options, check_refill, stock_slots
+from memcglab.models import (
+    build_model,
+    check_options,
+    check_refill,
+    per_memcg_bound,
+    stock_slots,
+)
 from memcglab.trace import (
     OP_CGROUP,
     OP_CHARGE,
@@ -263,7 +269,8 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
     """
     check_options(model, slots, seed, batch)
     check_refill(refill)
-    validate(trace, single=model == "single", slots=stock_slots(model, slots))
+    validate(trace, single=model == "single", slots=stock_slots(model, slots),
+             per_memcg=per_memcg_bound(model))
     replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer, policy, refill,
                         trace.nodes)
     replayer.run(trace)

@@ -12,7 +12,7 @@ import argparse
 import re
 import sys
 
-from memcglab.models import MODEL_NAMES, REFILLS, check_options, stock_slots
+from memcglab.models import MODEL_NAMES, REFILLS, check_options, per_memcg_bound, stock_slots
 from memcglab.trace import TraceError, read_trace
 
 __all__ = ["add_arguments", "run"]
@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         reader = read_trace
     try:
         trace = reader(args.trace, single=args.model == "single",
-                       slots=stock_slots(args.model, slots))
+                       slots=stock_slots(args.model, slots),
+                       per_memcg=per_memcg_bound(args.model))
     except TraceError as exc:
         sys.stderr.write(f"{exc}\n")
         return 2

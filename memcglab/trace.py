@@ -61,6 +61,7 @@ __all__ = [
     "OBJ_BYTES_MAX",
     "MAX_NODES",
     "STOCK_SLOTS_MAX",
+    "check_per_memcg",
     "check_stock_slots",
     "OP_DTYPE",
     "Trace",
@@ -165,6 +166,35 @@ def check_stock_slots(source: str, line: int, cpus: int, slots: int | None) -> N
                                        "stock slots exceed 2^24 (cpus x slots)")
 
 
+#: what grows with each memcg, per ``per_memcg`` kind: (the factor's name, what it is)
+_PER_MEMCG = {"cpus": ("CPUs", "per-CPU page_counter stocks", "memcgs x cpus"),
+              "nodes": ("nodes", "per-node objcgs", "memcgs x nodes")}
+
+
+def check_per_memcg(source: str, line: int, memcg: int, memcgs: int, per_memcg: str | None,
+                    cpus: int, nodes: int) -> None:
+    """Refuse the ``cgroup`` line that takes a model's per-memcg state past 2^24 entries.
+
+    ``per_memcg`` is ``"cpus"`` for the page_counter-stock models (one stock per CPU
+    per memcg), ``"nodes"`` for the 2026 eras' per-node objcgs, None for no bound;
+    ``memcgs`` counts the root. A factor of 1 bounds nothing (the state then grows
+    with the trace's own lines).
+
+    >>> try:
+    ...     check_per_memcg("t", 9, 5, 2049, "cpus", 8192, 1)
+    ... except TraceError as exc:
+    ...     print(exc)  # doctest: +ELLIPSIS
+    t:9: cgroup 5: 2049 memcgs on 8192 CPUs: 2049×8192 per-CPU page_counter stocks exceed...
+    """
+    if per_memcg is None:
+        return
+    factor = cpus if per_memcg == "cpus" else nodes
+    if factor > 1 and memcgs * factor > STOCK_SLOTS_MAX:
+        name, what, label = _PER_MEMCG[per_memcg]
+        raise TraceError(source, line, f"cgroup {memcg}: {memcgs} memcgs on {factor} {name}: "
+                                       f"{memcgs}×{factor} {what} exceed 2^24 ({label})")
+
+
 def node_of(trace: Trace, cpu: int) -> int:
     """The NUMA node of ``cpu``: CPUs ``0..cpus-1`` in ``nodes`` equal contiguous blocks."""
     return cpu // (trace.cpus // trace.nodes)
@@ -221,10 +251,12 @@ _OPCODE = {name: code for code, name in enumerate(OP_NAMES)}
 class _Checker:
     """Line-by-line semantic validation shared by the text parser and ``validate``."""
 
-    def __init__(self, source: str, single: bool) -> None:
+    def __init__(self, source: str, single: bool, per_memcg: str | None = None) -> None:
         self.source = source
         self.single = single
+        self.per_memcg = per_memcg
         self.cpus = 0
+        self.nodes = 1
         self.parent: dict[int, int] = {0: -1}
         self.online: dict[int, bool] = {0: True}
         self.children_online: dict[int, int] = {0: 0}
@@ -262,6 +294,8 @@ class _Checker:
             if memcg in self.parent:
                 raise self.fail(line, f"cgroup: memcg {memcg} already exists")
             self.memcg(line, parent, "cgroup", root_ok=True)
+            check_per_memcg(self.source, line, memcg, len(self.parent) + 1, self.per_memcg,
+                            self.cpus, self.nodes)
             if not 1 <= arg <= PAGES_MAX:
                 raise self.fail(line, f"cgroup: max={arg} out of range 1..{PAGES_MAX}")
             self.parent[memcg] = parent
@@ -316,14 +350,16 @@ def _integer(checker: _Checker, line: int, token: str, what: str, low: int, high
 
 
 def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = False,
-               slots: int | None = None) -> Trace:
+               slots: int | None = None, per_memcg: str | None = None) -> Trace:
     """Parse and validate a whole trace; raise :class:`TraceError` at the first error.
 
     ``single`` rejects ``nested``, as the ``single`` model requires. ``slots`` (the
     ``--slots`` of a ``multi*`` model) refuses, at its line, a ``cpus`` line whose
-    CPUs would hold more than 2^24 stock slots (:func:`check_stock_slots`).
+    CPUs would hold more than 2^24 stock slots (:func:`check_stock_slots`);
+    ``per_memcg`` refuses the ``cgroup`` line past the model's per-memcg bound
+    (:func:`check_per_memcg`).
     """
-    checker = _Checker(source, single)
+    checker = _Checker(source, single, per_memcg)
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -361,6 +397,7 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
             continue
         if keyword == "nodes":
             nodes = _nodes_line(checker, number, args, seen_cpus, seen_nodes, bool(rows))
+            checker.nodes = nodes
             seen_nodes = True
             continue
         if keyword not in _SHAPES:
@@ -447,7 +484,8 @@ def _check_nodes(checker: _Checker, line: int, nodes: int) -> None:
                                  "cpus a multiple of K)")
 
 
-def read_trace(path: str, *, single: bool = False, slots: int | None = None) -> Trace:
+def read_trace(path: str, *, single: bool = False, slots: int | None = None,
+               per_memcg: str | None = None) -> Trace:
     """Read and validate a trace file (``-`` reads standard input); options as
     :func:`parse_text`."""
     import sys
@@ -460,13 +498,15 @@ def read_trace(path: str, *, single: bool = False, slots: int | None = None) -> 
                 data = fh.read()
         except OSError as exc:
             raise TraceError(path, 0, f"cannot read trace: {exc.strerror}") from None
-    return parse_text(data, path, single=single, slots=slots)
+    return parse_text(data, path, single=single, slots=slots, per_memcg=per_memcg)
 
 
-def validate(trace: Trace, *, single: bool = False, slots: int | None = None) -> None:
+def validate(trace: Trace, *, single: bool = False, slots: int | None = None,
+             per_memcg: str | None = None) -> None:
     """Check an in-memory trace (e.g. from a generator) by the rules of the text format;
     options as :func:`parse_text`."""
-    checker = _Checker(trace.source, single)
+    checker = _Checker(trace.source, single, per_memcg)
+    checker.nodes = trace.nodes
     if not 1 <= trace.cpus <= MAX_CPUS:
         raise checker.fail(0, f"cpus {trace.cpus} out of range 1..{MAX_CPUS}")
     check_stock_slots(trace.source, trace.cpus_line, trace.cpus, slots)

@@ -29,14 +29,16 @@ def trace_file(tmp_path):
     return path
 
 
-# Runs `memcglab replay ARGS` and writes the process's own peak resident KiB to a file.
+# Runs `memcglab replay ARGS` and writes the process's own peak resident KiB (VmHWM of
+# its address space: ru_maxrss would include the forking pytest's pages) to a file.
 _WRAPPER = (
-    "import resource, sys\n"
+    "import re, sys\n"
     "from memcglab.cli import main\n"
     "try:\n"
     "    rc = main(sys.argv[2:])\n"
     "finally:\n"
-    "    open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    "    hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+    "    open(sys.argv[1], 'w').write(hwm)\n"
     "sys.exit(rc)\n"
 )
 
@@ -107,3 +109,47 @@ def test_docs_copy_of_the_contract_equals_the_shared_one_apart_from_its_note() -
     start = doc.index("```{note}")
     end = doc.index("```\n", start + 9) + 4
     assert doc[:start].rstrip("\n") + "\n\n" + doc[end:].lstrip("\n") == shared.read_text()
+
+
+def _many_cgroups(cpus: int, n: int, nodes: int = 1) -> str:
+    head = f"memcglab-trace 1\ncpus {cpus}\n" + (f"nodes {nodes}\n" if nodes > 1 else "")
+    return head + "".join(f"cgroup {i} 0\n" for i in range(1, n + 1)) + "charge 0 1 1\n"
+
+
+@pytest.mark.parametrize("model", ["pcstock", "pcstock-v4"])
+def test_per_cpu_page_counter_stocks_are_bounded(tmp_path, model) -> None:
+    # 2048 memcgs besides the root on 8192 CPUs: 2049 x 8192 stocks > 2^24, refused at
+    # the line of the 2048th cgroup (line 2 + 2048), before anything is allocated.
+    text = _many_cgroups(8192, 2048)
+    want = ("t.trace:2050: cgroup 2048: 2049 memcgs on 8192 CPUs: 2049×8192 per-CPU "
+            "page_counter stocks exceed 2^24 (memcgs x cpus)")
+    path = tmp_path / "t.trace"
+    path.write_text(text)
+    for engine in ("faithful", "compiled"):
+        proc = subprocess.run([sys.executable, "-m", "memcglab", "replay", "t.trace",
+                               "--model", model, "--engine", engine], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", want + "\n")
+    for fn in (replay, replay_compiled):
+        with pytest.raises(TraceError, match="2049×8192 per-CPU page_counter stocks"):
+            fn(parse_text(text, "t.trace", per_memcg=None), model)
+    assert replay_text(str(path), "multi") is not None  # the memcg-stock models: no bound
+    fewer = parse_text(text.replace("cgroup 2048 0\n", ""), "t.trace")  # 2048: allowed
+    assert replay_compiled(fewer, model)["ops"] == 2048
+
+
+def test_per_node_objcgs_are_bounded() -> None:
+    text = _many_cgroups(1024, 16384, nodes=1024)  # 16385 memcgs x 1024 nodes > 2^24
+    for fn in (replay, replay_compiled):
+        with pytest.raises(TraceError) as info:
+            fn(parse_text(text, "t.trace"), "multi-rr")
+        assert info.value.line == 3 + 16384
+        assert info.value.message.endswith("16385×1024 per-node objcgs exceed 2^24 "
+                                           "(memcgs x nodes)")
+    with pytest.raises(TraceError, match="16385×1024 per-node objcgs"):
+        read_trace_fast_text(text)
+
+
+def read_trace_fast_text(text: str):
+    from memcglab.engine import parse_text_fast
+    return parse_text_fast(text, "t.trace", per_memcg="nodes")

@@ -41,7 +41,7 @@ from memcglab.engine.state import (
 )
 from memcglab.engine.validate import ChunkValidator
 from memcglab.events import ChargeEvents
-from memcglab.models import REFILLS, check_options, check_refill, stock_slots
+from memcglab.models import REFILLS, check_options, check_refill, per_memcg_bound, stock_slots
 from memcglab.trace import OP_DTYPE, OP_NAMES, OP_OBJ_CHARGE, Trace, check_stock_slots
 
 __all__ = ["Engine", "InvariantViolation", "replay_compiled", "replay_chunks", "check_args",
@@ -91,7 +91,8 @@ class Engine:
         self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
         self.source = source
         # A reader that validates as it scans hands over its validator.
-        self.validator = validator or ChunkValidator(cpus, code == M_SINGLE, source)
+        self.validator = validator or ChunkValidator(cpus, code == M_SINGLE, source,
+                                                     per_memcg_bound(model), nodes)
         if not (1 <= nodes <= cpus and cpus % nodes == 0):
             raise ValueError(f"nodes={nodes}: must divide cpus={cpus} into equal blocks")
         self.state: State = new_state(code, cpus, slots, batch, seed, events=events,

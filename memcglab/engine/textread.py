@@ -42,7 +42,7 @@ from memcglab.engine.scan import (
 )
 from memcglab.engine.validate import ChunkValidator
 from memcglab.events import ChargeEvents
-from memcglab.models import check_refill, stock_slots
+from memcglab.models import check_refill, per_memcg_bound, stock_slots
 from memcglab.trace import (
     HEADER,
     OP_DTYPE,
@@ -62,8 +62,10 @@ _HEADER = HEADER.encode()
 class _Reader:
     """Scanner state and exact errors for one text; blocks are fed in order."""
 
-    def __init__(self, source: str, single: bool, slots: int | None = None) -> None:
+    def __init__(self, source: str, single: bool, slots: int | None = None,
+                 per_memcg: str | None = None) -> None:
         self.source, self.single, self.slots = source, single, slots
+        self.per_memcg = per_memcg
         self.st = new_scan_state()
         self.line = 1  # the header
         self.validator: ChunkValidator | None = None
@@ -86,7 +88,10 @@ class _Reader:
             # the contract's bound on the machine's stock slots, at the cpus line, first
             check_stock_slots(self.source, int(self.st[ST_CPUS_LINE]), int(self.st[ST_CPUS]),
                               self.slots)
-            self.validator = ChunkValidator(int(self.st[ST_CPUS]), self.single, self.source)
+            self.validator = ChunkValidator(int(self.st[ST_CPUS]), self.single, self.source,
+                                            self.per_memcg)
+        if self.validator is not None:
+            self.validator.nodes = int(self.st[ST_NODES])  # the nodes line precedes the ops
         dense = self.validator.check(ops) if self.validator is not None else None
         if self.st[ST_BAD_LINE]:
             self._refuse(bytes(buf[self.st[ST_BAD_START]:self.st[ST_BAD_END]]))
@@ -105,7 +110,8 @@ class _Reader:
             lines += [b"offline %d" % ids[d] for d in range(len(ids) - 1, 0, -1)
                       if not v.online[d]]
         try:
-            parse_text(b"\n".join([*lines, raw]) + b"\n", self.source, single=self.single)
+            parse_text(b"\n".join([*lines, raw]) + b"\n", self.source, single=self.single,
+                       per_memcg=self.per_memcg)
         except TraceError as exc:
             if exc.line == len(lines) + 1:
                 raise TraceError(self.source, int(self.st[ST_BAD_LINE]), exc.message) from None
@@ -114,13 +120,13 @@ class _Reader:
 
 
 def parse_text_fast(text: str | bytes, source: str = "<memory>", *, single: bool = False,
-                    slots: int | None = None) -> Trace:
+                    slots: int | None = None, per_memcg: str | None = None) -> Trace:
     """:func:`memcglab.trace.parse_text` (same result, same errors), compiled."""
     if isinstance(text, str):
         try:
             data = text.encode()
         except UnicodeEncodeError:  # lone surrogates: only parse_text knows what they mean
-            return parse_text(text, source, single=single, slots=slots)
+            return parse_text(text, source, single=single, slots=slots, per_memcg=per_memcg)
     else:
         data = bytes(text)
     if not data.isascii():
@@ -128,7 +134,7 @@ def parse_text_fast(text: str | bytes, source: str = "<memory>", *, single: bool
             data.decode("utf-8")
         except UnicodeDecodeError:
             return parse_text(data, source, single=single)  # raises "not valid UTF-8"
-    reader = _Reader(source, single, slots)
+    reader = _Reader(source, single, slots, per_memcg)
     pos = reader.header(data)
     ops, _, _ = reader.rows(np.frombuffer(data, dtype=np.uint8), pos, final=True)
     if reader.validator is None:
@@ -137,16 +143,18 @@ def parse_text_fast(text: str | bytes, source: str = "<memory>", *, single: bool
                  int(reader.st[ST_CPUS_LINE]))
 
 
-def read_trace_fast(path: str, *, single: bool = False, slots: int | None = None) -> Trace:
+def read_trace_fast(path: str, *, single: bool = False, slots: int | None = None,
+                    per_memcg: str | None = None) -> Trace:
     """:func:`memcglab.trace.read_trace` (``-`` reads standard input), compiled."""
     if path == "-":
-        return parse_text_fast(sys.stdin.buffer.read(), path, single=single, slots=slots)
+        return parse_text_fast(sys.stdin.buffer.read(), path, single=single, slots=slots,
+                               per_memcg=per_memcg)
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
         return read_trace(path, single=single)  # raises its "cannot read trace" error
-    return parse_text_fast(data, path, single=single, slots=slots)
+    return parse_text_fast(data, path, single=single, slots=slots, per_memcg=per_memcg)
 
 
 class _TextStream:
@@ -158,9 +166,9 @@ class _TextStream:
     """
 
     def __init__(self, fh: BinaryIO, path: str, single: bool, block: int,
-                 slots: int | None = None) -> None:
+                 slots: int | None = None, per_memcg: str | None = None) -> None:
         self.fh, self.path, self.single, self.block = fh, path, single, block
-        self.reader = _Reader(path, single, slots)
+        self.reader = _Reader(path, single, slots, per_memcg)
         self.decoder = codecs.getincrementaldecoder("utf-8")()
         self.newlines = 0  # in the blocks before the current one
 
@@ -235,7 +243,8 @@ def replay_text(path: str, model: str = "multi", slots: int = 7, seed: int = 0,
     check_refill(refill)
     bound = stock_slots(model, slots)
     if path == "-":
-        return replay_compiled(read_trace_fast(path, single=model == "single", slots=bound),
+        return replay_compiled(read_trace_fast(path, single=model == "single", slots=bound,
+                                               per_memcg=per_memcg_bound(model)),
                                model, slots, seed, batch, check, events, refill)
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below
@@ -243,7 +252,7 @@ def replay_text(path: str, model: str = "multi", slots: int = 7, seed: int = 0,
         return replay_compiled(read_trace(path), model, slots, seed, batch, check, events,
                                refill)
     with fh:
-        stream = _TextStream(fh, path, model == "single", block, bound)
+        stream = _TextStream(fh, path, model == "single", block, bound, per_memcg_bound(model))
         engine = None
         for ops, dense in stream:
             if dense is None:

@@ -46,6 +46,7 @@ from memcglab.trace import (
     OP_UNCHARGE,
     OP_UNCHARGE_DIRECT,
     PAGE_COUNTER_MAX,
+    STOCK_SLOTS_MAX,
     Trace,
     validate,
 )
@@ -92,8 +93,8 @@ def _rehash(old_keys, old_vals, keys, vals):
 
 
 @kernel
-def _check_rows(op, nested, irq, cpu, ids, pids, arg, cpus, single, keys, vals, st, online,
-                nchild, parent, by_dense, dense):
+def _check_rows(op, nested, irq, cpu, ids, pids, arg, cpus, single, max_memcgs, keys, vals,
+                st, online, nchild, parent, by_dense, dense):
     # Validate rows in order; return the first row validate() would refuse, or -1.
     # st[0] is the number of memcgs created so far. State advances up to the bad row.
     for i in range(op.shape[0]):
@@ -109,6 +110,8 @@ def _check_rows(op, nested, irq, cpu, ids, pids, arg, cpus, single, keys, vals, 
                     or arg[i] < 1):
                 return i
             d = st[0]
+            if max_memcgs >= 0 and d + 1 > max_memcgs:  # trace.check_per_memcg()
+                return i
             st[0] = d + 1
             _insert(keys, vals, ids[i], d)
             by_dense[d] = ids[i]
@@ -154,8 +157,10 @@ def _grown(a: np.ndarray, size: int, fill: int) -> np.ndarray:
 class ChunkValidator:
     """Validates a trace chunk by chunk, keeping the ID map and the checker's state."""
 
-    def __init__(self, cpus: int, single: bool, source: str) -> None:
+    def __init__(self, cpus: int, single: bool, source: str, per_memcg: str | None = None,
+                 nodes: int = 1) -> None:
         self.cpus, self.single, self.source = cpus, single, source
+        self.per_memcg, self.nodes = per_memcg, nodes
         self.keys = np.full(64, _EMPTY, dtype=np.int64)
         self.vals = np.zeros(64, dtype=np.int64)
         self.st = np.zeros(1, dtype=np.int64)
@@ -185,12 +190,18 @@ class ChunkValidator:
         dense = np.zeros(len(ops), dtype=np.int32)
         bad = _check_rows(ops["op"], ops["nested"], ops["irq"], ops["cpu"], ops["memcg"],
                           ops["parent"],
-                          ops["arg"], self.cpus, self.single, self.keys, self.vals, self.st,
+                          ops["arg"], self.cpus, self.single, self._max_memcgs(), self.keys,
+                          self.vals, self.st,
                           self.online, self.nchild, self.parent, self.by_dense, dense)
         if bad >= 0:
             self._raise(ops[bad], self.rows + bad)
         self.rows += len(ops)
         return dense
+
+    def _max_memcgs(self) -> int:
+        # the most memcgs (root included) trace.check_per_memcg() allows, or -1 for no bound
+        factor = {"cpus": self.cpus, "nodes": self.nodes}.get(self.per_memcg or "", 1)
+        return STOCK_SLOTS_MAX // factor if factor > 1 else -1
 
     def _reserve(self, total: int) -> None:
         if 2 * total > len(self.keys):
@@ -215,8 +226,8 @@ class ChunkValidator:
                   for d in range(n - 1, 0, -1) if not self.online[d]]
         op, nested, cpu, memcg, parent, arg, line, irq = row.tolist()
         synth.append((op, nested, cpu, memcg, parent, arg, line or index + 1, irq))
-        validate(Trace(self.cpus, np.array(synth, dtype=OP_DTYPE), self.source),
-                 single=self.single)
+        validate(Trace(self.cpus, np.array(synth, dtype=OP_DTYPE), self.source, self.nodes),
+                 single=self.single, per_memcg=self.per_memcg)
         raise RuntimeError(f"{self.source}: engine validator refused row {index} "
                            f"({row.tolist()}) but memcglab.trace.validate accepts it; "
                            "please report")
