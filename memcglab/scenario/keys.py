@@ -1,8 +1,9 @@
 """The scenario contract's vocabulary: families, tests, layouts, and every key's rule.
 
 Each key is a :class:`KeySpec`: its default (``None`` when required), what is valid,
-and a check. The tables are the contract's ("Workloads", "Kernel designs", "Machine
-families"), so a scenario file and :mod:`memcglab.scenario.spec` agree by construction.
+and a check. The workload keys, tests and layouts are the benchmark catalogue's
+(:mod:`memcglab.workloads.catalogue.spec`, which holds the contract's "Workloads" and
+"Cgroup layouts" tables once); the design keys and machine families are here.
 
 >>> workload_keys("netperf", "TCP_RR")["rr_size"].default
 1
@@ -19,30 +20,20 @@ from typing import Any
 
 from memcglab.models import BATCH_MAX
 from memcglab.models import MODEL_NAMES as REPLAY_MODELS
+from memcglab.workloads.catalogue.spec import FAMILIES as CATALOGUE_FAMILIES
+from memcglab.workloads.catalogue.spec import LAYOUTS, MAX_INSTANCES, keys_of
 
 __all__ = ["DESIGN_KEYS", "FAMILIES", "LAYOUTS", "MACHINE_FAMILIES", "MODEL_NAMES",
            "WORKLOAD_TESTS", "KeySpec", "workload_keys", "MAX_INSTANCES"]
 
 #: the designs' models: the replay contract's, without the historic multi-fix2, plus none
 MODEL_NAMES: tuple[str, ...] = ("none", *(m for m in REPLAY_MODELS if m != "multi-fix2"))
-#: layout -> default depth
-LAYOUTS: dict[str, int] = {"lkp": 2, "per-instance": 2, "shared": 1}
 MACHINE_FAMILIES: tuple[str, ...] = (
     "sapphire-rapids", "emerald-rapids", "ice-lake", "cooper-lake", "cascade-lake",
     "skylake", "haswell", "zen2", "zen3", "zen4", "generic")
-#: most benchmark instances (pairs, groups, jobs) a scenario may ask for: the trace
-#: format's 8192 CPUs, twice over (the robot's nr_threads=200% doubles the threads)
-MAX_INSTANCES = 16384
 
-_STREAMS = ("TCP_STREAM", "TCP_SENDFILE", "TCP_MAERTS", "SCTP_STREAM_MANY")
-_RR = ("TCP_RR", "UDP_RR", "SCTP_RR")
-WORKLOAD_TESTS: dict[str, tuple[str, ...]] = {
-    "netperf": ("TCP_STREAM", "TCP_SENDFILE", "TCP_MAERTS", "TCP_RR", "UDP_RR", "SCTP_RR",
-                "SCTP_STREAM_MANY"),
-    "lmbench": ("bw_unix", "bw_tcp", "lat_tcp", "lat_unix"),
-    "hackbench": ("socket", "pipe"),
-    "madvise": ("fault_release",),
-}
+#: the contract's workload tests (the catalogue's table)
+WORKLOAD_TESTS: dict[str, tuple[str, ...]] = dict(CATALOGUE_FAMILIES)
 FAMILIES: tuple[str, ...] = tuple(WORKLOAD_TESTS)
 
 
@@ -72,7 +63,7 @@ class KeySpec:
         return "" if v in self.choices else "is unknown"
 
 
-def _int(default: int | None, low: int, high: int, unit: str = "") -> KeySpec:
+def _int(default: int, low: int, high: int, unit: str = "") -> KeySpec:
     return KeySpec(default, f"an integer from {low} to {high}{unit}", "int", low, high)
 
 
@@ -80,29 +71,16 @@ def _choice(default: str, *choices: str) -> KeySpec:
     return KeySpec(default, ", ".join(choices), "choice", choices=choices)
 
 
-_BYTES = 1 << 20  # 1 MiB: a larger message is one netperf/lmbench never sends by default
-_INSTANCES = _int(None, 1, MAX_INSTANCES)
-
-
 def workload_keys(family: str, test: str) -> dict[str, KeySpec]:
-    """The keys test ``test`` of ``family`` takes (the contract's Workloads table)."""
-    if family == "netperf":
-        size = (("send_size", _int(16384, 1, _BYTES, " (bytes, netperf -m)")) if test in _STREAMS
-                else ("rr_size", _int(1, 1, _BYTES, " (bytes, netperf -r)")))
-        return {"instances": _INSTANCES, size[0]: size[1], "ip": _choice("ipv4", "ipv4", "ipv6")}
-    if family == "lmbench":
-        # lat_tcp and lat_unix send lmbench3's one-word default message
-        default = 65536 if test.startswith("bw_") else 1
-        return {"instances": _INSTANCES,
-                "message_bytes": _int(default, 1, _BYTES, " (bytes)")}
-    if family == "hackbench":
-        return {"mode": _choice("process", "process", "threads"),
-                "groups": _int(None, 1, 1024), "fds": _int(20, 1, 1024),
-                "datasize": _int(100, 1, 65536, " (bytes)"), "loops": _int(100, 1, 100000)}
-    if family == "madvise":
-        return {"cgroups": _int(None, 1, 4096), "iterations": _int(50, 1, 10000),
-                "pages": _int(256, 1, 1 << 18, " (4 KiB pages per iteration)")}
-    raise KeyError(family)
+    """The keys test ``test`` of ``family`` takes: the catalogue's table
+    (:func:`memcglab.workloads.catalogue.spec.keys_of`), which is the contract's."""
+    out = {}
+    for name, key in keys_of(family, test).items():
+        if key.choices:
+            out[name] = KeySpec(key.default, key.valid, "choice", choices=key.choices)
+        else:
+            out[name] = KeySpec(key.default, key.valid, "int", key.low, key.high)
+    return out
 
 
 #: [base] / [new] keys other than model
