@@ -2,8 +2,9 @@
 
 Simulation, workload, engine, layout, cost, pricing, scenario and calibration modules
 must not import ``memcglab.published``, ``memcglab.stats`` or ``memcglab.validation``
-(which read published and development-set measurements), directly or through another
-memcglab module, nor name the data/published or data/validation directories. Checked statically
+(which read published and development-set measurements), or ``memcglab.sources`` (the
+mail threads they were transcribed from), directly or through another
+memcglab module, nor name the data/published, data/validation or data/sources directories. Checked statically
 over the source with ast, so a module that does not import cleanly yet is still checked.
 """
 
@@ -19,7 +20,8 @@ import memcglab
 
 PKG = Path(memcglab.__file__).resolve().parent
 #: the readers of published and development-set measurements
-FORBIDDEN = ("memcglab.published", "memcglab.stats", "memcglab.validation")
+FORBIDDEN = ("memcglab.published", "memcglab.stats", "memcglab.validation",
+             "memcglab.sources")
 #: the simulation side, as globs relative to the package directory
 SIMULATION = ["kernel/**/*.py", "replay*.py", "trace.py", "engine/**/*.py", "engine.py",
               "workloads/**/*.py", "workloads.py", "layout/**/*.py", "cost.py", "events.py",
@@ -68,7 +70,7 @@ def imports_and_paths(source: str, modname: str, is_package: bool = False
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
             s = node.value.replace("\\", "/")
             if ("data/published" in s or s.strip("/") == "published"
-                    or "data/validation" in s
+                    or "data/validation" in s or "data/sources" in s
                     or any(f in s for f in FORBIDDEN)):
                 strings.append(node.value)
     return names, strings
