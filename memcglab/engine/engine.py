@@ -19,7 +19,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from memcglab import replay
 from memcglab.engine.loop import run_chunk
 from memcglab.engine.results import charge_events, contract_dict, obj_dict, obj_violation
 from memcglab.engine.state import (
@@ -42,6 +41,7 @@ from memcglab.engine.state import (
 from memcglab.engine.validate import ChunkValidator
 from memcglab.events import ChargeEvents
 from memcglab.models import REFILLS, check_options, check_refill, per_memcg_bound, stock_slots
+from memcglab.replay import InvariantViolation as FaithfulViolation
 from memcglab.trace import OP_DTYPE, OP_NAMES, OP_OBJ_CHARGE, Trace, check_stock_slots
 
 __all__ = ["Engine", "InvariantViolation", "replay_compiled", "replay_chunks", "check_args",
@@ -50,7 +50,7 @@ __all__ = ["Engine", "InvariantViolation", "replay_compiled", "replay_chunks", "
 CHUNK = 1 << 22  # rows validated per compiled call
 
 
-class InvariantViolation(replay.InvariantViolation):
+class InvariantViolation(FaithfulViolation):
     """``check=True``: the conservation invariant fails after operation ``index``.
 
     A subclass of the faithful replay's exception with the same attributes

@@ -60,6 +60,20 @@ def count(g, ev, e, cpu, m, n):
 
 
 @hot
+def _walk_events(g, ev, e_calls, e_levels, cpu, m, levels):
+    # One walk: walks and walk_levels, and the same for its kernel function.
+    col = g[G_NCPUS] + m
+    ev[E_WALKS, cpu] += 1
+    ev[E_WALKS, col] += 1
+    ev[E_WALK_LEVELS, cpu] += levels
+    ev[E_WALK_LEVELS, col] += levels
+    ev[e_calls, cpu] += 1
+    ev[e_calls, col] += 1
+    ev[e_levels, cpu] += levels
+    ev[e_levels, col] += levels
+
+
+@hot
 def _usage_written(g, mc, ev, c, cpu):
     # A write to c->usage by this CPU: a cacheline transfer if another CPU wrote it last.
     if g[G_EVON]:
@@ -112,10 +126,8 @@ def try_charge_walk(g, mc, ev, m, nr_pages, cpu):
         while c != fail:
             page_counter_cancel(g, mc, c, nr_pages)
             c = mc[F_PARENT, c]
-    count(g, ev, E_WALKS, cpu, m, 1)
-    count(g, ev, E_WALK_LEVELS, cpu, m, levels)
-    count(g, ev, E_PC_TRY_CHARGE, cpu, m, 1)
-    count(g, ev, E_PC_TRY_CHARGE_LEVELS, cpu, m, levels)
+    if g[G_EVON]:  # count() four times, behind one test on the per-charge path
+        _walk_events(g, ev, E_PC_TRY_CHARGE, E_PC_TRY_CHARGE_LEVELS, cpu, m, levels)
     return fail
 
 
@@ -130,10 +142,8 @@ def uncharge_walk(g, mc, ev, m, nr_pages, cpu):
         _usage_written(g, mc, ev, c, cpu)
         page_counter_cancel(g, mc, c, nr_pages)
         c = mc[F_PARENT, c]
-    count(g, ev, E_WALKS, cpu, m, 1)
-    count(g, ev, E_WALK_LEVELS, cpu, m, levels)
-    count(g, ev, E_PC_UNCHARGE, cpu, m, 1)
-    count(g, ev, E_PC_UNCHARGE_LEVELS, cpu, m, levels)
+    if g[G_EVON]:
+        _walk_events(g, ev, E_PC_UNCHARGE, E_PC_UNCHARGE_LEVELS, cpu, m, levels)
 
 
 @hot
