@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["EVENT_NAMES", "EVENT_DOCS", "CALL_EVENTS", "ChargeEvents"]
+__all__ = ["EVENT_NAMES", "EVENT_DOCS", "PROFILE_EVENT_NAMES", "PROFILE_EVENT_DOCS",
+           "ALL_EVENT_NAMES", "CALL_EVENTS", "ChargeEvents"]
 
 #: name -> what one count means
 EVENT_DOCS: dict[str, str] = {
@@ -38,8 +39,14 @@ EVENT_DOCS: dict[str, str] = {
     "usage_transfers": "walk levels whose counter usage was last written by another CPU",
     "css_ref_ops": "css_get/css_put pairs' halves taken by stock slot changes",
     "failed_charges": "charges that returned -ENOMEM",
-    # appended with the obj stock (docs/trace-extensions.md); the per-function calls are
-    # the rows of `memcglab predict`'s profile (scenario contract)
+}
+#: the events the cost model prices (``memcglab.cost.PRICES`` has one entry per name)
+EVENT_NAMES: tuple[str, ...] = tuple(EVENT_DOCS)
+
+#: name -> what one count means, for the calls of the charge-path functions that
+#: `memcglab predict`'s profile reports (scenario contract) and the obj stock
+#: (docs/trace-extensions.md); counted alongside, not priced per event
+PROFILE_EVENT_DOCS: dict[str, str] = {
     "try_charge_memcg": "try_charge_memcg calls (charges, and obj_cgroup_charge_pages)",
     "page_counter_try_charge": "page_counter_try_charge walks (each retry pass's walk)",
     "page_counter_try_charge_levels": "counters visited by page_counter_try_charge walks",
@@ -64,7 +71,10 @@ CALL_EVENTS: tuple[str, ...] = (
     "try_charge_memcg", "page_counter_try_charge", "page_counter_uncharge", "refill_stock",
     "drain_stock", "obj_cgroup_charge", "obj_cgroup_uncharge", "obj_hits", "obj_misses",
     "obj_refills", "obj_drains", "obj_evictions", "obj_flushes")
-EVENT_NAMES: tuple[str, ...] = tuple(EVENT_DOCS)
+PROFILE_EVENT_NAMES: tuple[str, ...] = tuple(PROFILE_EVENT_DOCS)
+#: every event ChargeEvents counts: the priced ones, then the profile's
+ALL_EVENT_NAMES: tuple[str, ...] = EVENT_NAMES + PROFILE_EVENT_NAMES
+_ALL_DOCS = EVENT_DOCS | PROFILE_EVENT_DOCS
 
 
 @dataclass(slots=True)
@@ -79,17 +89,22 @@ class ChargeEvents:
     def zeros(cls, ncpus: int, nmemcgs: int) -> ChargeEvents:
         """All-zero counts for ``ncpus`` CPUs and ``nmemcgs`` memcgs."""
         return cls(
-            per_cpu={n: np.zeros(ncpus, dtype=np.int64) for n in EVENT_NAMES},
-            per_memcg={n: np.zeros(nmemcgs, dtype=np.int64) for n in EVENT_NAMES},
+            per_cpu={n: np.zeros(ncpus, dtype=np.int64) for n in ALL_EVENT_NAMES},
+            per_memcg={n: np.zeros(nmemcgs, dtype=np.int64) for n in ALL_EVENT_NAMES},
             memcg_ids=np.arange(nmemcgs, dtype=np.int64),
         )
 
     def total(self, name: str) -> int:
         """Event ``name`` summed over all CPUs; KeyError names the valid events."""
-        if name not in EVENT_DOCS:
-            raise KeyError(f"unknown event {name!r}; valid: {', '.join(EVENT_NAMES)}")
+        if name not in _ALL_DOCS:
+            raise KeyError(f"unknown event {name!r}; valid: {', '.join(ALL_EVENT_NAMES)}")
         return int(self.per_cpu[name].sum())
 
     def totals(self) -> dict[str, int]:
-        """Every event summed over all CPUs, by name."""
+        """Every priced event (:data:`EVENT_NAMES`) summed over all CPUs, by name; the
+        profile's events are in :meth:`profile_totals`."""
         return {n: self.total(n) for n in EVENT_NAMES}
+
+    def profile_totals(self) -> dict[str, int]:
+        """Every profile event (:data:`PROFILE_EVENT_NAMES`) summed over all CPUs."""
+        return {n: self.total(n) for n in PROFILE_EVENT_NAMES}

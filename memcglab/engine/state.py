@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from memcglab.events import EVENT_NAMES
+from memcglab.events import ALL_EVENT_NAMES
 from memcglab.trace import PAGE_COUNTER_MAX
 
 __all__ = ["State", "new_state", "grow", "grow_runs", "MODELS", "MODEL_CODES", "EV"]
@@ -76,7 +76,7 @@ _F_MINUS_ONE = (F_PARENT, F_LASTW, F_FIRST, F_LAST, F_NEXT, F_RHEAD, F_RTAIL)
 S_CACHED, S_NR, S_STAMP = range(3)
 P_HI, P_DRAIN_IDX, P_OBJ_DRAIN_IDX = range(3)
 
-# Event rows of ev, in memcglab.events.EVENT_NAMES order (checked below).
+# Event rows of ev, in memcglab.events.ALL_EVENT_NAMES order (checked below).
 (E_CHARGES, E_UNCHARGES, E_UNCHARGES_DIRECT, E_STOCK_HITS, E_MISS_ABSENT, E_MISS_SHORT,
  E_MISS_BYPASS, E_EVICTIONS, E_WALKS, E_WALK_LEVELS, E_DRAINS, E_SLOTS_SCANNED,
  E_LRU_WRITES, E_USAGE_TRANSFERS, E_CSS_REF_OPS, E_FAILED_CHARGES,
@@ -91,8 +91,8 @@ EV = ("charges", "uncharges", "uncharges_direct", "stock_hits", "miss_absent", "
       "page_counter_uncharge", "page_counter_uncharge_levels", "refill_stock", "drain_stock",
       "obj_cgroup_charge", "obj_cgroup_uncharge", "obj_hits", "obj_misses", "obj_refills",
       "obj_drains", "obj_evictions", "obj_flushes", "obj_charges", "obj_uncharges")
-if EV != EVENT_NAMES:  # pragma: no cover - a changed interface must fail loudly
-    raise ImportError("memcglab.events.EVENT_NAMES changed; update memcglab.engine.state")
+if EV != ALL_EVENT_NAMES:  # pragma: no cover - a changed interface must fail loudly
+    raise ImportError("memcglab.events.ALL_EVENT_NAMES changed; update memcglab.engine.state")
 
 #: usage never exceeds PAGE_COUNTER_MAX + 2^32 (the root's limit stops it), so a
 #: limit above LONG_MAX compares exactly like LONG_MAX: limits are stored clamped.
