@@ -34,7 +34,7 @@ from functools import lru_cache
 import numpy as np
 
 from memcglab.engine import Engine
-from memcglab.events import EVENT_NAMES, ChargeEvents
+from memcglab.events import EVENT_NAMES, PROFILE_EVENT_NAMES, ChargeEvents
 from memcglab.scenario.spec import Design
 from memcglab.trace import (
     OP_CGROUP,
@@ -135,12 +135,13 @@ def kernel_counts(spec: BenchmarkSpec, design: Design, seed: int = 0) -> KernelC
     bt = built(spec)
     nops = bt.operations
     if design.model == "none":
-        zero = dict.fromkeys(EVENT_NAMES, 0.0)
+        zero = dict.fromkeys((*EVENT_NAMES, *PROFILE_EVENT_NAMES), 0.0)
         empty = np.zeros(0)
         return KernelCounts(design, bt.operation, nops, zero, (), empty, empty, empty,
                             empty.astype(np.int64), 0.0, 0.0)
     ev = _replay(bt, design, seed)
-    per_op = {k: float(v) / nops for k, v in ev.totals().items()}
+    totals = {**ev.totals(), **ev.profile_totals()}
+    per_op = {k: float(v) / nops for k, v in totals.items()}
     parents = _parents(bt)
     ids = [int(i) for i in ev.memcg_ids]
     # which instances' memcgs sit under each counter

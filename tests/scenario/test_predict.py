@@ -75,6 +75,10 @@ def test_counts_are_exact_and_v4_walks_on_every_uncharge(answer):
     assert base["charges_per_op"] == new["charges_per_op"] > 0
     assert new["walks_per_op"] >= new["uncharges_per_op"] > base["walks_per_op"]
     assert new["profile"]["refill_stock"]["high"] == 0.0  # v4 has no refill_stock
+    # every charge walks through try_charge_memcg, every v4 uncharge walks
+    assert new["profile"]["page_counter_uncharge"]["median"] > 0
+    assert new["profile"]["try_charge_memcg"]["median"] >= \
+        new["profile"]["page_counter_try_charge"]["median"] > 0
     assert answer["change_pct"]["median"] < 0
 
 
