@@ -34,6 +34,7 @@ from memcglab.validation.dataset import (
 )
 from memcglab.validation.devset import case_profile, load_cases
 from memcglab.validation.digest import devset_sha256
+from memcglab.validation.foldcache import cached_fold
 
 __all__ = ["COLUMNS", "METHODS", "Fold", "LeakError", "calibrate_on", "cases_in_order",
            "profile_frame", "run", "summary"]
@@ -85,7 +86,8 @@ def _sign(median: float, m: float) -> bool:
 
 
 def _fold(source: str, models: Sequence[CaseModel]) -> Fold:
-    cf = calibrate_on(models, left_out=(source,))
+    cf = cached_fold(devset_sha256(), source,
+                     lambda: calibrate_on(models, left_out=(source,)))
     held = {m.case.case_id for m in models if m.case.source == source}
     read = {c.split("/base_rate")[0] for c in cf.calibration.cases}
     if held & read:

@@ -91,3 +91,29 @@ def test_calibration_recovers_known_parameters_from_the_models_own_measurements(
         lo, hi = cal.interval(name, 0.99)
         assert lo <= value <= hi, (name, value, lo, hi)
     assert cal.shrinkage()["hold_scale"] < 0.5
+
+
+def test_fold_cache_refits_only_when_it_must(tmp_path, monkeypatch):
+    from memcglab.calibration.files import read_calibration
+    from memcglab.resources import data_dir
+    from memcglab.validation.foldcache import cached_fold
+
+    monkeypatch.setenv("MEMCGLAB_CACHE", str(tmp_path))
+    default = read_calibration(data_dir() / "calibration" / "default.json")
+    fold = type(default)(default.calibration, "d" * 64, default.tau, ("src",),
+                         default.families, "test")
+    calls = []
+
+    def fit():
+        calls.append(1)
+        return fold
+
+    assert cached_fold("d" * 64, "src", fit) == fold
+    assert cached_fold("d" * 64, "src", fit).left_out == ("src",) and len(calls) == 1
+    for f in (tmp_path / "calibrations").glob("*.json"):
+        f.write_text("{broken")
+    cached_fold("d" * 64, "src", fit)
+    assert len(calls) == 2  # a corrupt entry is refitted
+    monkeypatch.setenv("MEMCGLAB_CACHE", "off")
+    cached_fold("d" * 64, "src", fit)
+    assert len(calls) == 3
