@@ -1,12 +1,14 @@
 """The obj stock of v6.15 (era E1): the objcg half of the single ``memcg_stock_pcp``.
 
 Ports the obj functions of mm/memcontrol.c as v6.15 has them, read from the
-"before" side of "[PATCH v2 0/9] memcg: cleanup per-cpu stock" (Shakeel Butt, 3 Apr
-2025, 20250404013913.1663035-1-shakeel.butt@linux.dev; its 6/9 "memcg: do
-obj_cgroup_put inside drain_obj_stock" shows refill_obj_stock, replace_stock_objcg,
-drain_obj_stock, drain_local_stock and memcg_hotplug_cpu_dead whole) and of the
-v6.15 ``local_trylock_t`` change (Alexei Starovoitov, April 2025). No v6.15
-mm/memcontrol.c is stored to read directly.
+"before" side of Shakeel Butt's cleanup series: "[RFC PATCH 06/10] memcg: do
+obj_cgroup_put inside drain_obj_stock" (13 Mar 2025,
+20250314061511.1308152-7-shakeel.butt@linux.dev), on the tree with the v6.15
+``localtry`` lock (Alexei Starovoitov), shows refill_obj_stock, replace_stock_objcg,
+drain_obj_stock (returning the old objcg), mod_objcg_state, drain_local_stock and
+memcg_hotplug_cpu_dead; its v2 ("[PATCH v2 0/9] memcg: cleanup per-cpu stock", 3 Apr
+2025, 20250404013913.1663035-1-shakeel.butt@linux.dev) 2/9 shows drain_obj_stock's
+``__refill_stock``. No v6.15 mm/memcontrol.c is stored to read directly.
 
 ``cached_objcg`` and ``nr_bytes`` live in the same per-CPU struct as the memcg stock
 (:class:`memcglab.kernel.memcg_stock_single.MemcgStockPcpSingle`) under its one
