@@ -14,13 +14,18 @@ published number.
 * :mod:`~memcglab.pricing.chargepath`: one kernel's counted load (:class:`FlowLoad`)
   priced into units of work per second per flow (:func:`per_flow_rate`) with the
   contention model of :mod:`memcglab.queueing`, and two kernels' loads into the %
-  change between them (:func:`throughput_change`).
+  change between them (:func:`throughput_change`);
+* :mod:`~memcglab.pricing.groups`: draws grouped by the discrete inputs that pick a trace
+  (:func:`group_points`), and a replay's cost-model units per unit of work
+  (:func:`per_unit_coefficients`).
 
 Propagation (:func:`memcglab.uncertainty.summarise`) stays the caller's: it builds a
-quantity function from these, grouping its points by trace as its counts are keyed.
+quantity function from these, grouping its points by trace (:func:`group_points`) as its
+counts are keyed. These names are the layer's stable API.
 """
 
 from memcglab.pricing.chargepath import DRAWN, FlowLoad, per_flow_rate, throughput_change
+from memcglab.pricing.groups import group_points, per_unit_coefficients, subset
 from memcglab.pricing.priors import (
     BUSIEST_CPU_SHARE,
     HARDWARE_PRIORS,
@@ -36,5 +41,6 @@ from memcglab.pricing.priors import (
 
 __all__ = ["BUSIEST_CPU_SHARE", "DRAWN", "HARDWARE_PRIORS", "OTHER_CYCLES",
            "PROFILE_OTHER_CYCLES", "SMT_GAIN_FALLBACK", "WORKLOADS", "FlowLoad",
-           "busiest_cpu_prior", "chargepath_space", "cross_socket_prior", "other_cycles_prior",
-           "per_flow_rate", "throughput_change"]
+           "busiest_cpu_prior", "chargepath_space", "cross_socket_prior", "group_points",
+           "other_cycles_prior", "per_flow_rate", "per_unit_coefficients", "subset",
+           "throughput_change"]

@@ -32,12 +32,8 @@ Every study exposes the same few functions, which its notebook calls in order:
 * optionally ``counts(df, ...) -> list[dict]``: the exact counts behind them.
 
 The claim and count rows, their validation and their sidecar JSON are
-:mod:`memcglab.studies.common.rows`', re-exported here:
-
->>> from memcglab.studies import claim_row, read_claims, claims_json
->>> row = claim_row("seed 003: negligible", "-1.2%", "+0.4%", "reproduced")
->>> read_claims({"claims": claims_json([row])}) == [row]
-True
+:mod:`memcglab.studies.common.rows`', re-exported here; a claim row is made from the
+verdict :func:`memcglab.stats.judge` returns, so every verdict word is judge's.
 """
 
 from __future__ import annotations
@@ -47,20 +43,18 @@ from memcglab.studies.common.rows import (
     CLAIM_KEYS,
     CLAIM_NUMBERS,
     COUNT_KEYS,
-    KINDS,
-    PRICED_KEYS,
-    PRICED_REQUIRED,
+    OPTIONAL_KEYS,
     check_claims,
     check_counts,
-    claim_kind,
     claim_row,
     claims_json,
     count_row,
     counts_json,
+    interval_columns,
     read_claims,
     read_counts,
 )
 
-__all__ = ["CLAIM_COLUMNS", "CLAIM_KEYS", "CLAIM_NUMBERS", "COUNT_KEYS", "KINDS",
-           "PRICED_KEYS", "PRICED_REQUIRED", "check_claims", "check_counts", "claim_kind",
-           "claim_row", "claims_json", "count_row", "counts_json", "read_claims", "read_counts"]
+__all__ = ["CLAIM_COLUMNS", "CLAIM_KEYS", "CLAIM_NUMBERS", "COUNT_KEYS", "OPTIONAL_KEYS",
+           "check_claims", "check_counts", "claim_row", "claims_json", "count_row",
+           "counts_json", "interval_columns", "read_claims", "read_counts"]

@@ -155,8 +155,8 @@ def totals_between(before: Mapping[str, int], after: ChargeEvents) -> dict[str, 
 
 
 def trial_counts(spec: MadviseFaultSpec, model: str) -> Iterator[dict[str, int]]:
-    """Seed 003's loop ``spec`` replayed through ``model`` trial by trial: each trial's
-    event totals (:func:`totals_between` over that trial's operations), in trial order.
+    """The page_counter-stock RFC's loop ``spec`` replayed through ``model`` trial by trial:
+    each trial's event totals (:func:`totals_between` over that trial's operations), in trial order.
 
     One engine replays the whole trace, so stocks carry over from trial to trial as they
     do in the kernel; the cgroup lines before the first trial are not counted.

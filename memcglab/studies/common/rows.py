@@ -7,71 +7,61 @@ everything here, so ``from memcglab.studies import claim_row`` is the public spe
 
 Claim rows
 ----------
-Each row that ``claims`` returns is a dict. The four keys of :data:`CLAIM_KEYS` are
-required, each a non-empty ``str`` ready for a report table:
+A claim row is made by :func:`claim_row` from a :class:`memcglab.stats.Verdict`, so its
+verdict word (or, for an unmeasured prediction, its ``prediction`` phrase), its reason,
+its rule kind and the rules' SHA-256 all come from :func:`memcglab.stats.judge`; no study
+writes a verdict word itself. The required keys (:data:`CLAIM_KEYS`), each a non-empty
+``str``:
 
 ``claim``
-    the published claim, named by seed, in a few words
-    (``"seed 000: improvement grows with clients (table shape)"``);
+    what is claimed, in a few words ("random victim beats LRU by 1% to 3%");
+``source``
+    where the claim comes from, named as its readers know it
+    (:func:`memcglab.studies.common.sources.name`: "memcg: multi-memcg percpu charge cache
+    (Shakeel Butt, April 2025)");
+``rule``
+    the rule kind that judged it (:data:`memcglab.stats.verdict_rules.RULE_KINDS`);
 ``published``
-    what the seed thread states, with its numbers (``"14% at 6 -> 145% at 36 clients"``);
+    what the source states, with its numbers;
 ``simulated``
-    what this run of memcglab found, with its numbers and the test used;
-``verdict``
-    the judgement in a few words (``"reproduced"``, ``"refuted"``, ``"undetermined"``).
+    what this run of memcglab found, with its numbers;
+``reason``, ``rules_sha256``
+    the verdict's sentence and the digest of the rules that decided it;
+``verdict`` or ``prediction``
+    exactly one of the two: the rule's word, or a prediction's phrase.
 
-The keys of :data:`PRICED_KEYS` are optional; a claim whose answer is a price (cycles,
-percent of a benchmark) carries them, a structural or count-derived one does not:
-
-``kind`` (str)
-    one of :data:`KINDS`; when absent, ``"priced"`` if any priced key is present,
-    else ``"structural"`` (:func:`claim_kind`);
-``estimate`` (float, optional)
-    the central value under the priors (the median), in ``unit``;
-``low``, ``high`` (float, required when priced)
-    the 90% interval (5th and 95th percentiles) over seeds *and* the hardware priors;
-``unit`` (str, required when priced)
-    the unit of ``estimate``, ``low`` and ``high``: ``"%"``, ``"cycles/packet"``;
-``p_holds`` (float in [0, 1], required when priced)
-    the probability that the published claim holds under those priors;
-``driver`` (str, required when priced)
-    the input with the largest total Sobol index (``"percpu_rmw"``);
-``driver_st`` (float, optional)
-    that total Sobol index, as estimated: it belongs in [0, 1], but an estimator's
-    sampling noise can put it a little outside, so any finite value is kept;
-``break_even`` (str, optional)
-    where the conclusion flips, with the parameter and its unit
-    (``"percpu_rmw = 0.45 cycles"``), or ``"none in prior range"``.
-
-A key whose value is ``None`` counts as absent. Rows keep the keys they were given, in
-:data:`CLAIM_COLUMNS` order; ``memcglab reproduce`` writes every column of
-:data:`CLAIM_COLUMNS` to ``claims.parquet``, null where a row has no value.
+The optional keys (:data:`OPTIONAL_KEYS`): ``measurement`` (the measured value with its
+noise, as the first table prints it); the price, ``estimate`` (the median), ``low`` and
+``high`` (the 90% interval over the priors, alternatives and seeds) and ``unit``, which a
+row has all of or none of but ``estimate``; ``p_holds`` and ``p_text`` (P(holds), the
+share of draws inside the measurement widened by its noise, and how it prints: ``"< 1/n"``
+when none is); ``driver`` and ``driver_st`` (the input with the largest total Sobol index,
+and that index as a number: an estimator's noise may put it a little outside [0, 1]);
+``would_take`` (what it would take to reach the measured value). A key whose value is None
+counts as absent; rows keep their keys in :data:`CLAIM_COLUMNS` order.
 
 Count rows
 ----------
 Counts (walks per 1000 charges, evictions, active memcgs per CPU) come from the replay,
-not from the cost model: for a given trace they are exact, and the report shows them
-before any price. A study's ``counts`` returns dicts with exactly :data:`COUNT_KEYS`:
-``study`` (str, the study number, ``"02"``), ``quantity`` (str, with its unit:
-``"walks per 1000 charges"``), ``configuration`` (str: ``"multi, 7 slots, netperf 36
-clients"``), ``value`` (int or finite float) and ``note`` (str, may be empty).
+not from the cost model: for a given trace they are exact. A study's ``counts`` returns
+dicts with exactly :data:`COUNT_KEYS`: ``study`` (``"02"``), ``quantity`` (with its unit),
+``configuration``, ``value`` (int or finite float) and ``note`` (may be empty).
 
 In the sidecar
 --------------
-:func:`memcglab.sweep.record_result` accepts scalars only (a sweep's table has one
-column per result), so a notebook records its claims as a JSON *string* under the key
-``"claims"`` (:func:`claims_json`) and its counts under ``"counts"``
-(:func:`counts_json`); :func:`read_claims` and :func:`read_counts` turn a
-``result.json`` (its path, its directory, or its loaded dict) back into rows. A sidecar
-without ``"counts"`` has no count rows.
+:func:`memcglab.sweep.record_result` accepts scalars only, so a notebook records its
+claims as a JSON *string* under ``"claims"`` (:func:`claims_json`) and its counts under
+``"counts"`` (:func:`counts_json`); :func:`read_claims` and :func:`read_counts` turn a
+``result.json`` (its path, its directory, or its loaded dict) back into rows.
 
->>> rows = [claim_row("seed 003: negligible", "-1.2%", "+0.4%", "reproduced"),
-...         claim_row("seed 000: LRU costs", "1-3%", "+1.8%", "undetermined", low=-0.1,
-...                   high=4.9, unit="%", p_holds=0.83, driver="percpu_rmw")]
->>> read_claims({"claims": claims_json(rows)}) == rows
-True
->>> [claim_kind(r) for r in rows]
-['structural', 'priced']
+>>> from memcglab.stats import Measurement, judge
+>>> from types import SimpleNamespace as N
+>>> v = judge("measured", measured=Measurement.point(4.38, 1.2, "%"),
+...           interval=N(low=0.3, high=2.3, sources={"parameters"}, coverage=0.9))
+>>> row = claim_row("regression", "a patch thread", "4.38%", "+0.8% [0.3, 2.3]", v,
+...                 low=0.3, high=2.3, unit="%")
+>>> row["verdict"], row["rule"], read_claims({"claims": claims_json([row])}) == [row]
+('misses', 'measured', True)
 >>> counts = [count_row("02", "walks per 1000 charges", "multi, 7 slots", 92.6)]
 >>> read_counts({"counts": counts_json(counts)}) == counts, read_counts({})
 (True, [])
@@ -82,33 +72,35 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CLAIM_COLUMNS", "CLAIM_KEYS", "CLAIM_NUMBERS", "COUNT_KEYS", "KINDS",
-           "PRICED_KEYS", "PRICED_REQUIRED", "check_claims", "check_counts", "claim_kind",
-           "claim_row", "claims_json", "count_row", "counts_json", "read_claims", "read_counts"]
+from memcglab.stats import Verdict
+from memcglab.stats.verdict_rules import RULE_KINDS, load_rules
 
-#: the keys every claim row has
-CLAIM_KEYS: tuple[str, ...] = ("claim", "published", "simulated", "verdict")
-#: the optional keys of a claim row (``kind`` and the price)
-PRICED_KEYS: tuple[str, ...] = ("kind", "estimate", "low", "high", "unit", "p_holds",
-                                "driver", "driver_st", "break_even")
-#: the priced keys a priced claim must have
-PRICED_REQUIRED: tuple[str, ...] = ("low", "high", "unit", "p_holds", "driver")
+__all__ = ["CLAIM_COLUMNS", "CLAIM_KEYS", "CLAIM_NUMBERS", "COUNT_KEYS", "OPTIONAL_KEYS",
+           "check_claims", "check_counts", "claim_row", "claims_json", "count_row",
+           "counts_json", "interval_columns", "read_claims", "read_counts"]
+
+#: the keys every claim row has (and one of verdict / prediction)
+CLAIM_KEYS: tuple[str, ...] = ("claim", "source", "rule", "published", "simulated", "reason",
+                               "rules_sha256")
+#: the optional keys of a claim row
+OPTIONAL_KEYS: tuple[str, ...] = ("measurement", "estimate", "low", "high", "unit", "p_holds",
+                                  "p_text", "driver", "driver_st", "would_take")
 #: every claim key, in report and ``claims.parquet`` column order
-CLAIM_COLUMNS: tuple[str, ...] = ("claim", "kind", "published", "simulated", "estimate",
-                                  "low", "high", "unit", "p_holds", "driver", "driver_st",
-                                  "break_even", "verdict")
-#: what a claim's answer is: a price with an interval, a shape or test, or exact counts
-KINDS: tuple[str, ...] = ("priced", "structural", "count-derived")
+CLAIM_COLUMNS: tuple[str, ...] = ("claim", "source", "rule", "published", "measurement",
+                                  "simulated", "estimate", "low", "high", "unit", "p_holds",
+                                  "p_text", "driver", "driver_st", "would_take", "verdict",
+                                  "prediction", "reason", "rules_sha256")
 #: the keys of every count row, in report and ``counts.parquet`` column order
 COUNT_KEYS: tuple[str, ...] = ("study", "quantity", "configuration", "value", "note")
-
 #: the claim keys whose values are floats (the rest are str)
 CLAIM_NUMBERS: tuple[str, ...] = ("estimate", "low", "high", "p_holds", "driver_st")
-_UNIT_INTERVAL = ("p_holds",)
+_PRICE = ("low", "high", "unit")
+_HEX = re.compile(r"[0-9a-f]{64}\Z")
 
 
 def _text(what: str, key: str, value: Any, empty: bool = False) -> str:
@@ -126,16 +118,8 @@ def _number(what: str, key: str, value: Any, keep_int: bool = False) -> float | 
     return value if keep_int and isinstance(value, int) else float(value)
 
 
-def claim_kind(row: Mapping[str, Any]) -> str:
-    """The row's ``kind``: as given, else ``"priced"`` if it has any priced key, else
-    ``"structural"``."""
-    if row.get("kind") is not None:
-        return row["kind"]
-    priced = any(row.get(k) is not None for k in PRICED_KEYS if k != "kind")
-    return "priced" if priced else "structural"
-
-
-def _check_claim(i: int, row: Mapping[str, Any]) -> dict[str, Any]:
+def _check_claim(i: int, row: Mapping[str, Any], words: Mapping[str, tuple[str, ...]]
+                 ) -> dict[str, Any]:
     what = f"claim row {i}"
     if not isinstance(row, Mapping):
         raise ValueError(f"{what}={row!r}: must be a dict with keys {', '.join(CLAIM_KEYS)}")
@@ -143,69 +127,78 @@ def _check_claim(i: int, row: Mapping[str, Any]) -> dict[str, Any]:
     unknown = [k for k in given if k not in CLAIM_COLUMNS]
     if unknown:
         raise ValueError(f"{what} has unknown keys {sorted(map(str, unknown))}; a claim row "
-                         f"has {', '.join(CLAIM_KEYS)} and optionally {', '.join(PRICED_KEYS)}")
+                         f"has {', '.join(CLAIM_COLUMNS)}")
     missing = [k for k in CLAIM_KEYS if k not in given]
     if missing:
         raise ValueError(f"{what} lacks {', '.join(missing)}; every claim row needs "
-                         f"{', '.join(CLAIM_KEYS)}")
+                         f"{', '.join(CLAIM_KEYS)} (claim_row takes them from judge's verdict)")
     out: dict[str, Any] = {}
     for key in CLAIM_COLUMNS:
-        if key not in given:
-            continue
-        value = given[key]
-        if key in CLAIM_NUMBERS:
-            value = _number(what, key, value)
-            if key in _UNIT_INTERVAL and not 0.0 <= value <= 1.0:
-                raise ValueError(f"{what} field {key}={value!r}: must be in [0, 1]")
-        else:
-            value = _text(what, key, value)
-        out[key] = value
-    kind = claim_kind(out)
-    if kind not in KINDS:
-        raise ValueError(f"{what} field kind={kind!r}: must be one of {', '.join(KINDS)}")
-    if kind == "priced":
-        lacking = [k for k in PRICED_REQUIRED if k not in out]
-        if lacking:
-            raise ValueError(f"{what} is priced but lacks {', '.join(lacking)}; a priced "
-                             f"claim needs {', '.join(PRICED_REQUIRED)}")
-        if out["low"] > out["high"]:
-            raise ValueError(f"{what} fields low={out['low']!r}, high={out['high']!r}: "
-                             "low must not exceed high")
-    else:
-        extra = [k for k in PRICED_KEYS if k in out and k != "kind"]
-        if extra:
-            raise ValueError(f"{what} is {kind} but has {', '.join(extra)}; only a priced "
-                             "claim carries an interval (set kind='priced' or drop them)")
+        if key in given:
+            value = given[key]
+            out[key] = _number(what, key, value) if key in CLAIM_NUMBERS else \
+                _text(what, key, value)
+    rule = out["rule"]
+    if rule not in RULE_KINDS:
+        raise ValueError(f"{what} field rule={rule!r}: must be one of {', '.join(RULE_KINDS)}")
+    if rule == "prediction":
+        if "verdict" in out or "prediction" not in out:
+            raise ValueError(f"{what}: a prediction row has a prediction phrase and no verdict")
+    elif "prediction" in out or out.get("verdict") not in words[rule]:
+        raise ValueError(f"{what} field verdict={out.get('verdict')!r}: a {rule} row's verdict "
+                         f"is one of {', '.join(words[rule])} (memcglab.stats.judge's words)")
+    if not _HEX.match(out["rules_sha256"]):
+        raise ValueError(f"{what} field rules_sha256={out['rules_sha256']!r}: must be a "
+                         "SHA-256 in hex")
+    have = [k for k in _PRICE if k in out]
+    if have and len(have) != len(_PRICE):
+        raise ValueError(f"{what} has {', '.join(have)} but not all of {', '.join(_PRICE)}")
+    if have and out["low"] > out["high"]:
+        raise ValueError(f"{what} fields low={out['low']!r}, high={out['high']!r}: low must "
+                         "not exceed high")
+    if "p_holds" in out and not 0.0 <= out["p_holds"] <= 1.0:
+        raise ValueError(f"{what} field p_holds={out['p_holds']!r}: must be in [0, 1]")
     return out
 
 
-def claim_row(claim: str, published: str, simulated: str, verdict: str, *,
-              kind: str | None = None, estimate: float | None = None,
-              low: float | None = None, high: float | None = None, unit: str | None = None,
-              p_holds: float | None = None, driver: str | None = None,
-              driver_st: float | None = None, break_even: str | None = None) -> dict[str, Any]:
-    """One validated claim row; the priced keywords left as None are left out.
+def interval_columns(result: Any, unit: str | None = None) -> dict[str, Any]:
+    """``estimate``, ``low``, ``high``, ``unit``, ``driver`` and ``driver_st`` of a priced
+    result (a :class:`memcglab.uncertainty.UncertainResult`)."""
+    st = float(result.sobol_total.get(result.driver, math.nan))
+    return {"estimate": float(result.median), "low": float(result.low),
+            "high": float(result.high), "unit": unit or result.unit,
+            "driver": str(result.driver), "driver_st": st if math.isfinite(st) else None}
 
-    >>> claim_row("seed 000: MAPE", "table", "12%", "")
+
+def claim_row(claim: str, source: str, published: str, simulated: str, verdict: Verdict, *,
+              measurement: str | None = None, estimate: float | None = None,
+              low: float | None = None, high: float | None = None, unit: str | None = None,
+              driver: str | None = None, driver_st: float | None = None,
+              would_take: str | None = None) -> dict[str, Any]:
+    """One validated claim row, its verdict (or prediction) taken from ``verdict``.
+
+    >>> claim_row("c", "thread", "p", "s", "agrees")
     Traceback (most recent call last):
     ...
-    ValueError: claim row 0 field verdict='': must be a non-empty str
-    >>> claim_row("c", "p", "s", "v", low=2.0, high=1.0, unit="%", p_holds=0.5, driver="x")
-    Traceback (most recent call last):
-    ...
-    ValueError: claim row 0 fields low=2.0, high=1.0: low must not exceed high
+    ValueError: verdict='agrees': pass the Verdict memcglab.stats.judge returned
     """
-    row = {"claim": claim, "kind": kind, "published": published, "simulated": simulated,
-           "estimate": estimate, "low": low, "high": high, "unit": unit, "p_holds": p_holds,
-           "driver": driver, "driver_st": driver_st, "break_even": break_even,
-           "verdict": verdict}
+    if not isinstance(verdict, Verdict):
+        raise ValueError(f"verdict={verdict!r}: pass the Verdict memcglab.stats.judge returned")
+    row = {"claim": claim, "source": source, "rule": verdict.rule, "published": published,
+           "measurement": measurement, "simulated": simulated, "estimate": estimate,
+           "low": low, "high": high, "unit": unit, "p_holds": verdict.p_holds,
+           "p_text": verdict.p_text or None, "driver": driver, "driver_st": driver_st,
+           "would_take": would_take or verdict.would_take, "verdict": verdict.word,
+           "prediction": verdict.prediction, "reason": verdict.reason,
+           "rules_sha256": verdict.rules_sha256}
     return check_claims([row])[0]
 
 
 def check_claims(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Validate claim rows (the module docstring's contract); return plain dicts, numbers as
     floats, keys in :data:`CLAIM_COLUMNS` order, None values dropped."""
-    return [_check_claim(i, row) for i, row in enumerate(rows)]
+    words = load_rules().words
+    return [_check_claim(i, row, words) for i, row in enumerate(rows)]
 
 
 def claims_json(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import json
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memcglab.stats import Measurement, judge, load_rules, verdict_words
 from memcglab.studies import (
     CLAIM_COLUMNS,
     CLAIM_KEYS,
     COUNT_KEYS,
-    PRICED_KEYS,
+    OPTIONAL_KEYS,
     check_claims,
     check_counts,
-    claim_kind,
     claim_row,
     claims_json,
     count_row,
@@ -28,91 +29,96 @@ from memcglab.studies import (
 
 text = st.text(min_size=1, max_size=40)
 finite = st.floats(-1e6, 1e6, allow_nan=False)
-unit_float = st.floats(0.0, 1.0)
-PRICE = {"low": -0.1, "high": 4.9, "unit": "%", "p_holds": 0.83, "driver": "percpu_rmw"}
+IV = SimpleNamespace(low=0.3, high=2.3, sources={"parameters"}, coverage=0.9,
+                     samples=np.linspace(0.3, 2.3, 64))
+MISS = judge("measured", measured=Measurement.point(4.38, 1.2, "%"), interval=IV)
+EXACT = judge("exact", computed=136, published=136)
+PRED = judge("prediction", interval=IV)
+PRICE = {"estimate": 1.1, "low": 0.3, "high": 2.3, "unit": "%", "driver": "c2c_transfer",
+         "driver_st": 0.93}
 
 
-def test_the_required_keys_are_unchanged_and_the_columns_keep_them_in_order():
-    assert CLAIM_KEYS == ("claim", "published", "simulated", "verdict")
-    assert set(CLAIM_COLUMNS) == set(CLAIM_KEYS) | set(PRICED_KEYS)
-    assert CLAIM_COLUMNS[0] == "claim" and CLAIM_COLUMNS[-1] == "verdict"
+def test_the_keys_and_the_columns_keep_them_in_order():
+    assert CLAIM_KEYS == ("claim", "source", "rule", "published", "simulated", "reason",
+                          "rules_sha256")
+    assert set(CLAIM_COLUMNS) == set(CLAIM_KEYS) | set(OPTIONAL_KEYS) | {"verdict",
+                                                                        "prediction"}
+    assert CLAIM_COLUMNS[:3] == ("claim", "source", "rule")
     assert COUNT_KEYS == ("study", "quantity", "configuration", "value", "note")
 
 
-@st.composite
-def priced(draw):
-    low, high = sorted((draw(finite), draw(finite)))
-    extra = {"estimate": draw(st.none() | finite), "driver_st": draw(st.none() | unit_float),
-             "break_even": draw(st.none() | text), "kind": draw(st.sampled_from([None, "priced"]))}
-    return dict(low=low, high=high, unit=draw(text), p_holds=draw(unit_float),
-                driver=draw(text), **extra)
-
-
-@given(st.lists(st.tuples(text, text, text, text, st.none() | priced()), max_size=5))
+@given(st.lists(st.tuples(text, text, text, text, st.sampled_from([MISS, EXACT, PRED]),
+                          st.booleans()), max_size=5))
 def test_claims_round_trip_through_the_sidecar_string(rows):
-    made = [claim_row(*r[:4], **(r[4] or {})) for r in rows]
+    made = [claim_row(*r[:5], **(PRICE if r[5] else {})) for r in rows]
     encoded = claims_json(made)
     assert isinstance(encoded, str)
     assert read_claims({"claims": encoded}) == made
     assert read_claims({"claims": json.loads(encoded)}) == made
     for r, row in zip(rows, made, strict=True):
-        assert claim_kind(row) == ("structural" if r[4] is None else "priced")
+        assert row["rule"] == r[4].rule and row["reason"] == r[4].reason
+        assert row.get("verdict") == r[4].word and row.get("prediction") == r[4].prediction
+        assert row["rules_sha256"] == load_rules().sha256
         assert list(row) == [k for k in CLAIM_COLUMNS if k in row]  # column order
         assert None not in row.values()
 
 
-def test_a_structural_row_has_only_the_four_keys_and_old_sidecars_still_read(tmp_path):
-    old = {"claim": "seed 003: negligible", "published": "-1.2%", "simulated": "-0.3%",
-           "verdict": "reproduced"}
-    assert claim_row(*old.values()) == old
-    (tmp_path / "result.json").write_text(json.dumps({"walks": 3, "claims": json.dumps([old])}))
-    assert read_claims(tmp_path) == [old]
-    assert read_claims(tmp_path / "result.json") == [old]
+def test_a_row_takes_its_words_and_p_from_judge(tmp_path):
+    row = claim_row("regression", "a thread", "4.38%", "+0.8%", MISS, **PRICE)
+    assert row["verdict"] == "misses" and row["p_text"] == "< 1/64" and row["p_holds"] == 0.0
+    (tmp_path / "result.json").write_text(json.dumps({"claims": claims_json([row])}))
+    assert read_claims(tmp_path) == [row] == read_claims(tmp_path / "result.json")
     assert read_counts(tmp_path) == []  # no "counts" key: no rows
+    with pytest.raises(ValueError, match="pass the Verdict memcglab.stats.judge returned"):
+        claim_row("c", "s", "p", "x", "agrees")
 
 
 def test_numbers_become_plain_floats_and_none_means_absent():
-    row = check_claims([{"claim": "c", "published": "p", "simulated": "s", "verdict": "v",
-                         "low": np.float32(1), "high": 2, "unit": "cycles/packet",
-                         "p_holds": np.float64(1.0), "driver": "d", "break_even": None}])[0]
+    row = dict(claim_row("c", "s", "p", "x", MISS), low=np.float32(1), high=2,
+               unit="cycles/packet", driver_st=np.float64(0.5), would_take=None)
+    row = check_claims([row])[0]
     assert row["low"] == 1.0 and type(row["low"]) is float and type(row["high"]) is float
-    assert "break_even" not in row and claim_kind(row) == "priced"
-    assert claim_kind({**row, "kind": "priced"}) == "priced"
+    assert "would_take" not in row  # None is absent
+    assert claim_row("c", "s", "p", "x", MISS).get("would_take") is None
+
+
+GOOD = {"claim": "c", "source": "s", "rule": "measured", "published": "p", "simulated": "x",
+        "reason": "r", "rules_sha256": "0" * 64, "verdict": "agrees"}
 
 
 @pytest.mark.parametrize("change, match", [
-    ({"verdict": None}, "claim row 0 lacks verdict; every claim row needs claim, published"),
-    ({"x": "y"}, r"unknown keys \['x'\]; a claim row has claim, .* optionally kind"),
+    ({"verdict": None}, "field verdict=None: a measured row's verdict is one of agrees"),
+    ({"verdict": "reproduced"}, "verdict='reproduced'"),
+    ({"rule": "exact"}, "a exact row's verdict is one of matches, differs, not comparable"),
+    ({"rule": "prediction"}, "a prediction row has a prediction phrase and no verdict"),
+    ({"rule": "vibes"}, "field rule='vibes': must be one of measured"),
+    ({"source": None}, "lacks source; every claim row needs claim, source"),
+    ({"rules_sha256": "abc"}, "field rules_sha256='abc': must be a SHA-256"),
+    ({"x": "y"}, r"unknown keys \['x'\]; a claim row has claim, source"),
     ({"published": 1.5}, "field published=1.5: must be a non-empty str"),
-    ({"claim": ""}, "field claim='': must be a non-empty str"),
-    ({"kind": "guess"}, "field kind='guess': must be one of priced, structural, count-derived"),
-    ({**PRICE, "low": "0.1"}, "field low='0.1': must be a finite number"),
-    ({**PRICE, "high": math.inf}, "field high=inf: must be a finite number"),
-    ({**PRICE, "estimate": True}, "field estimate=True: must be a finite number"),
-    ({**PRICE, "p_holds": 1.2}, r"field p_holds=1.2: must be in \[0, 1\]"),
-    ({**PRICE, "driver_st": math.nan}, "field driver_st=nan: must be a finite number"),
-    ({**PRICE, "driver": ""}, "field driver='': must be a non-empty str"),
-    ({**PRICE, "unit": None}, "is priced but lacks unit; a priced claim needs low, high"),
-    ({"low": 1.0}, "is priced but lacks high, unit, p_holds, driver"),
-    ({"kind": "priced"}, "is priced but lacks low, high, unit, p_holds, driver"),
-    ({**PRICE, "low": 5.0}, "fields low=5.0, high=4.9: low must not exceed high"),
-    ({**PRICE, "kind": "structural"}, "is structural but has low, high, unit, p_holds, driver"),
-    ({"kind": "count-derived", "break_even": "x = 1"}, "is count-derived but has break_even"),
+    ({"low": "0.1"}, "field low='0.1': must be a finite number"),
+    ({"low": 1.0}, "has low but not all of low, high, unit"),
+    ({"low": 5.0, "high": 4.9, "unit": "%"}, "fields low=5.0, high=4.9: low must not exceed"),
+    ({"p_holds": 1.2}, r"field p_holds=1.2: must be in \[0, 1\]"),
+    ({"driver_st": math.nan}, "field driver_st=nan: must be a finite number"),
 ])
 def test_bad_rows_are_named(change, match):
-    row = {"claim": "c", "published": "p", "simulated": "s", "verdict": "v", **change}
     with pytest.raises(ValueError, match=match):
-        check_claims([row])
+        check_claims([{**GOOD, **change}])
+
+
+def test_every_verdict_word_of_a_row_is_judges():
+    assert {"agrees", "misses", "matches", "goal met", "shown in the port"} <= verdict_words()
 
 
 def test_a_total_sobol_index_a_little_outside_0_1_is_kept_as_estimated():
-    row = claim_row("c", "p", "s", "v", **PRICE, driver_st=1.03)
+    row = claim_row("c", "s", "p", "x", MISS, **{**PRICE, "driver_st": 1.03})
     assert row["driver_st"] == 1.03
 
 
 def test_a_non_dict_row_is_named():
     with pytest.raises(ValueError, match=r"claim row 1=\['c'\]: must be a dict"):
-        check_claims([claim_row("c", "p", "s", "v"), ["c"]])
+        check_claims([GOOD, ["c"]])
 
 
 def test_a_sidecar_without_claims_says_what_it_has():
