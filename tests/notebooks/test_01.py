@@ -1,4 +1,5 @@
-"""Notebook 01 (seed 000's "with" predicted from "without"): sidecar, prediction, figures."""
+"""Notebook 01 (the netperf "with" column predicted from "without"): sidecar, prediction,
+figures."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def run(quick_reproduce):
 def test_sidecar_has_the_registered_scores_and_the_counts(run):
     out, result = run
     for key in ("mape_with_pct", "rows_covered", "goal_met", "variant_mape_median_pct",
-                "fit_mape_without_median_pct", "shape_reproduced", "prereg_sha256",
+                "fit_mape_without_median_pct", "shape_verdict", "shape_power", "prereg_sha256",
                 "walks_per_op_single_max_clients", "walks_per_op_multi_max_clients",
                 "conclusion"):
         assert key in result, key
@@ -28,7 +29,9 @@ def test_sidecar_has_the_registered_scores_and_the_counts(run):
     assert result["walks_per_op_multi_max_clients"] < result["walks_per_op_single_max_clients"]
     assert f"{result['mape_with_pct']:.1f}%" in result["conclusion"]
     claims = read_claims(out)
-    assert [c["claim"][:8] for c in claims] == ["seed 000"] * len(claims) and len(claims) == 9
+    assert len(claims) == 10 and all(c["source"].startswith("memcg: multi-memcg percpu charge")
+                                     for c in claims)
+    assert [c["rule"] for c in claims] == ["measured"] * 7 + ["shape", "qualitative", "goal"]
     assert len(read_counts(out)) == 72
 
 

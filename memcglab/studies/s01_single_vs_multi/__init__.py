@@ -1,6 +1,6 @@
-"""Study 1 (``01_single_vs_multi.ipynb``): seed 000's "with" column predicted from "without".
+"""Study 1 (``01_single_vs_multi.ipynb``): the netperf "with" column predicted from "without".
 
-The contention model is fitted on seed 000's netperf "without" column alone, its
+The contention model is fitted on the multi-memcg thread's netperf "without" column alone, its
 prediction of the "with" column written down, and only then scored, as
 ``data/preregistration/study01.md`` registers (that frozen document names this study's
 modules by their earlier flat paths, ``memcglab.studies.netperf_*``).
@@ -12,12 +12,23 @@ modules by their earlier flat paths, ``memcglab.studies.netperf_*``).
 * :mod:`~memcglab.studies.s01_single_vs_multi.pricing`: the contention model fitted on
   "without" and its written prediction of "with";
 * :mod:`~memcglab.studies.s01_single_vs_multi.score`: the prediction scored against "with";
+* :mod:`~memcglab.studies.s01_single_vs_multi.claims`: the claim rows, every verdict from
+  :func:`memcglab.stats.judge`;
 * :mod:`~memcglab.studies.s01_single_vs_multi.views`: the figures and the conclusion;
 * :mod:`~memcglab.studies.s01_single_vs_multi.study`: the parameters
   (:class:`NetperfParams`) and the steps the notebook runs, with the claim and count rows.
 """
 
-from memcglab.studies.s01_single_vs_multi import counts, prereg, pricing, score, study, views
+from memcglab.studies.s01_single_vs_multi import (
+    claims,
+    counts,
+    prereg,
+    pricing,
+    score,
+    study,
+    views,
+)
 from memcglab.studies.s01_single_vs_multi.study import NetperfParams, run
 
-__all__ = ["NetperfParams", "counts", "prereg", "pricing", "run", "score", "study", "views"]
+__all__ = ["NetperfParams", "claims", "counts", "prereg", "pricing", "run", "score", "study",
+           "views"]

@@ -35,13 +35,14 @@ from memcglab.workloads import NetperfRxSpec, netperf_rx
 
 __all__ = ["PROFILE", "TraceCounts", "count_traces", "cost_params"]
 
-#: the machine profile of seed 000's netperf box (data/hardware/profiles)
+#: the machine profile of the multi-memcg thread's netperf box (data/hardware/profiles)
 PROFILE = "seed000-72cpu"
 
 
-def cost_params() -> CostParams:
-    """The charge path's costs at the profile's typical values, transfers excluded."""
-    return replace(load_profile(PROFILE).cost_params("typical"), c2c_transfer=0.0)
+def cost_params(profile: str = PROFILE) -> CostParams:
+    """The charge path's costs at ``profile``'s typical values (a shipped profile's name or
+    a profile file's path), transfers excluded."""
+    return replace(load_profile(profile).cost_params("typical"), c2c_transfer=0.0)
 
 
 @dataclass(frozen=True)
@@ -66,14 +67,15 @@ def _spec(r: Study01Prereg, clients: int, release: str, ancestors: int, seed: in
 
 def count_traces(r: Study01Prereg, quick: bool, clients: Sequence[int] | None = None,
                  keys: Sequence[tuple[Any, ...]] | None = None,
-                 messages: int | None = None) -> TraceCounts:
+                 messages: int | None = None, profile: str = PROFILE) -> TraceCounts:
     """Replay every trace of ``keys`` (default: all the registration needs) at every
-    client count (default: the table's) through both models, and count."""
+    client count (default: the table's) through both models, and count; the charge
+    path's cycles are priced at ``profile``'s typical costs."""
     clients = tuple(clients or r.clients)
     keys = list(keys or r.trace_keys(r.seeds(quick)))
     messages = int(messages or r.messages(quick))
     slots = int(r.trace["slots"])
-    price = cost_params()
+    price = cost_params(profile)
     rows, loads = [], {}
     for release, ancestors, seed in keys:
         per_model: dict[str, tuple[list, list]] = {}

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from memcglab.queueing import ChargePathLoad
+from memcglab.pricing import group_points
+from memcglab.queueing import ChargePathLoad, ChargePathParams, chargepath_throughput
 from memcglab.results import write_parquet_atomic
 from memcglab.stats.netperf_fit import fit_without, predict
 from memcglab.studies.s01_single_vs_multi.prereg import Study01Prereg
@@ -118,19 +119,15 @@ class ContentionModel:
         out = {k: np.empty((n, nc)) for k in ("fitted_without", "predicted_with")}
         other, c2c, mape = np.empty(n), np.empty(n), np.empty(n)
         bound = np.zeros((n, 2), dtype=bool)
-        traces = list(zip(d["release"], d["ancestors"], d["seed"], strict=True))
-        groups: dict[tuple[Any, ...], list[int]] = {}
-        for i, t in enumerate(traces):
-            groups.setdefault((str(t[0]), int(t[1]), int(t[2])), []).append(i)
         r = self.prereg
-        for (release, anc, seed), idx in groups.items():
+        for (release, anc, seed), idx in group_points(d, ("release", "ancestors", "seed")):
             sub = {k: v[idx] for k, v in p.items()}
-            fit = fit_without(self.loads[(release, anc, seed, r.without_model)], sub,
-                              self.without, r.x0, r.lower, r.upper)
+            trace = (str(release), int(anc), int(seed))
+            fit = fit_without(self.loads[(*trace, r.without_model)], sub, self.without, r.x0,
+                              r.lower, r.upper)
             out["fitted_without"][idx] = fit.fitted_mbps
-            out["predicted_with"][idx] = predict(self.loads[(release, anc, seed,
-                                                             r.with_model)],
-                                                 sub, fit.other_cycles, fit.c2c_cycles)
+            out["predicted_with"][idx] = predict(self.loads[(*trace, r.with_model)], sub,
+                                                 fit.other_cycles, fit.c2c_cycles)
             other[idx], c2c[idx], mape[idx], bound[idx] = (fit.other_cycles, fit.c2c_cycles,
                                                            fit.mape_pct, fit.at_bound)
         ev = Evaluation(other, c2c, out["fitted_without"], out["predicted_with"], mape, bound)
@@ -138,6 +135,25 @@ class ContentionModel:
             self._cache.clear()
         self._cache[key] = ev
         return ev
+
+    def memcg_share(self, d: Draws, model: str, column: int) -> np.ndarray:
+        """The share of a flow's time per message spent in memcg accounting, at client
+        count index ``column`` for stock ``model``, with each point's fitted parameters:
+        the charge path's share of the CPU time (its cycles over all the flow's cycles)
+        plus the time on private and shared usage lines, queueing included, over the
+        whole time per message (the network's residence times)."""
+        ev, p = self.evaluate(d), self.params(d)
+        out = np.empty(d.n)
+        for (release, anc, seed), idx in group_points(d, ("release", "ancestors", "seed")):
+            load = self.loads[(str(release), int(anc), int(seed), model)]
+            sub = {k: v[idx] for k, v in p.items()}
+            res = chargepath_throughput(load, ChargePathParams.from_params(
+                {**sub, "other_cycles": ev.other_cycles[idx], "c2c_cycles": ev.c2c_cycles[idx]}))
+            r = res.residence[:, column, :]
+            memcg = float(np.asarray(load.memcg_cycles, dtype=float).reshape(-1)[column])
+            cpu_share = memcg / (memcg + ev.other_cycles[idx])
+            out[idx] = (r[:, 0] * cpu_share + r[:, 1:].sum(axis=1)) / r.sum(axis=1)
+        return 100.0 * out
 
 
 @dataclass(frozen=True)
@@ -152,6 +168,8 @@ class Prediction:
     sample: Evaluation
     variants: pd.DataFrame
     n: int
+    #: the points of the joint sample (``space.sample(n, seed=0)``), in ``sample``'s order
+    draws: Draws
 
 
 def predict_with(model: ContentionModel, seeds: tuple[int, ...], n: int) -> Prediction:
@@ -159,7 +177,8 @@ def predict_with(model: ContentionModel, seeds: tuple[int, ...], n: int) -> Pred
     variant at the typical priors; fit and predict at every point."""
     r = model.prereg
     space = r.space(seeds)
-    ev = model.evaluate(space.sample(n, seed=0))
+    draws = space.sample(n, seed=0)
+    ev = model.evaluate(draws)
     cov = float(r.scoring["coverage"])
     q = np.quantile(ev.predicted_with, [(1 - cov) / 2, 0.5, (1 + cov) / 2], axis=0)
     gq = np.quantile(ev.gain_pct, [(1 - cov) / 2, 0.5, (1 + cov) / 2], axis=0)
@@ -180,7 +199,7 @@ def predict_with(model: ContentionModel, seeds: tuple[int, ...], n: int) -> Pred
     for j, c in enumerate(r.clients):
         variants[f"with_{c}"] = pred[:, j]
         variants[f"gain_{c}"] = 100 * (pred[:, j] / fitted[:, j] - 1)
-    return Prediction(model, space, table, ev, variants, n)
+    return Prediction(model, space, table, ev, variants, n, draws)
 
 
 def write_predictions(pred: Prediction, output_dir: str | Path) -> Path | None:

@@ -1,6 +1,6 @@
-"""Study 1: seed 000's "with" column predicted from its "without" column, pre-registered.
+"""Study 1: the multi-memcg stock's "with" column predicted from "without", pre-registered.
 
-Seed 000 ("memcg: multi-memcg percpu charge cache", Shakeel Butt, 2025) measured
+"memcg: multi-memcg percpu charge cache" (Shakeel Butt, April 2025) measured
 netperf over loopback with 6 to 36 clients, each in its own cgroup, on 72 CPUs,
 without and with the multi-memcg stock. The registration
 (``data/preregistration/study01.md``, committed before any prediction met the "with"
@@ -27,8 +27,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from memcglab.studies import claim_row, count_row
-from memcglab.studies.s01_single_vs_multi.counts import count_traces
+from memcglab.hardware import load_profile
+from memcglab.studies import count_row
+from memcglab.studies.common.text import plural
+from memcglab.studies.s01_single_vs_multi import claims as claim_rows
+from memcglab.studies.s01_single_vs_multi.counts import PROFILE, count_traces
 from memcglab.studies.s01_single_vs_multi.prereg import Study01Prereg, load_prereg
 from memcglab.studies.s01_single_vs_multi.pricing import Prediction, predict_with, write_predictions
 from memcglab.studies.s01_single_vs_multi.score import Study01Verdict, diagnosis, score
@@ -49,9 +52,17 @@ class NetperfParams:
     #: where predictions.parquet is written ("" writes nothing)
     output_dir: str = ""
     prereg: Study01Prereg = field(default_factory=load_prereg)
+    #: the machine profile whose typical costs price the charge path's own cycles: the
+    #: registered seed000-72cpu, a shipped profile's name, or a profile file's path (the
+    #: registration's priors and variants stay as registered)
+    profile: str = PROFILE
+
+    def __post_init__(self) -> None:
+        load_profile(self.profile)  # its error names the file and the field
 
     @classmethod
-    def from_notebook(cls, quick: bool = False, output_dir: str = "") -> NetperfParams:
+    def from_notebook(cls, quick: bool = False, output_dir: str = "",
+                      profile: str = PROFILE) -> NetperfParams:
         """From the notebook's parameters; ``quick`` must be True or False.
 
         >>> NetperfParams.from_notebook(quick="no")
@@ -61,7 +72,7 @@ class NetperfParams:
         """
         if not isinstance(quick, bool | np.bool_):
             raise ValueError(f"quick={quick!r}: must be True or False")
-        return cls(quick=bool(quick), output_dir=output_dir)
+        return cls(quick=bool(quick), output_dir=output_dir, profile=str(profile))
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -81,7 +92,7 @@ class NetperfParams:
 
 def run(p: NetperfParams) -> pd.DataFrame:
     """Replay every registered trace through both stocks; one row of counts per replay."""
-    return count_traces(p.prereg, p.quick).table
+    return count_traces(p.prereg, p.quick, profile=p.profile).table
 
 
 def _default(df: pd.DataFrame, p: NetperfParams) -> pd.DataFrame:
@@ -101,8 +112,9 @@ def counts(df: pd.DataFrame, p: NetperfParams) -> list[dict]:
             ("private_transfers_per_op", "private usage-line transfers per 1000 messages",
              1000)]
     v = p.prereg.variants
-    note = (f"netperf_rx, release {v['release'][0]}, {v['ancestors'][0]} common ancestor, "
-            f"{p.messages} messages, mean over seeds {list(p.seeds)}")
+    note = (f"netperf_rx, release {v['release'][0]}, "
+            f"{plural(int(v['ancestors'][0]), 'common ancestor')}, {p.messages} messages, "
+            f"mean over random seeds {list(p.seeds)}")
     return [count_row("01", label, f"{model}, netperf {n} clients",
                       round(float(d.loc[(model, n), col]) * k, 3), note)
             for model in (p.prereg.without_model, p.prereg.with_model)
@@ -115,12 +127,12 @@ def _table():
 
 
 def published_without() -> np.ndarray:
-    """Seed 000's "without" column (per-flow Mbps), in client order; nothing else."""
+    """The multi-memcg thread's "without" column (per-flow Mbps), in client order; nothing else."""
     return _table().sort_values("clients")["without_mbps"].to_numpy(float)
 
 
 def published_with() -> np.ndarray:
-    """Seed 000's "with" column: read only by :func:`verdict`, after :func:`predict`."""
+    """The thread's "with" column: read only by :func:`verdict`, after :func:`predict`."""
     return _table().sort_values("clients")["with_mbps"].to_numpy(float)
 
 
@@ -153,39 +165,8 @@ def summary(df: pd.DataFrame, v: Study01Verdict) -> dict:
     return out | diagnosis(df, v)
 
 
-def claims(df: pd.DataFrame, v: Study01Verdict) -> list[dict]:
-    """The shape claim, each row's "with" value, the gain at the largest count, the MAPE."""
-    r, s = v.rows, v.summary
-    out = [claim_row(
-        "seed 000: the multi stock's gain grows with clients (table shape)",
-        ", ".join(f"{g:+.0f}% at {c}" for g, c in zip(r["published_gain_pct"], r["clients"],
-                                                       strict=True)),
-        ", ".join(f"{g:+.0f}% at {c}" for g, c in zip(r["predicted_gain_pct"], r["clients"],
-                                                       strict=True)) + " (median)",
-        "shape reproduced" if s["shape_reproduced"] else "shape not reproduced",
-        kind="structural")]
-    for _, row in r.iterrows():
-        c = int(row["clients"])
-        res, ver = v.results[f"with_{c}"], v.verdicts[f"with_{c}"]
-        out.append(claim_row(
-            f"seed 000: 'with' per-flow Mbps at {c} clients, predicted from 'without'",
-            f"{row['published_with']:.0f} Mbps", f"{res.describe('{:.0f}')}",
-            ver.word, estimate=res.median, unit="Mbps", **res.as_claim_columns()))
-    last = int(r["clients"].iloc[-1])
-    res, ver = v.results["gain_last"], v.verdicts["gain_last"]
-    out.append(claim_row(
-        f"seed 000: gain of the multi stock at {last} clients",
-        f"{s['published_gain_last_pct']:+.0f}%", res.describe("{:.0f}"), ver.word,
-        estimate=res.median, unit="%", **res.as_claim_columns()))
-    res = v.results["mape"]
-    goal = s["goal_mape_pct"]
-    out.append(claim_row(
-        "seed 000: 'with' column predicted out of sample (registered goal: every row in "
-        f"the 90% band, MAPE <= {goal:g}%)",
-        ", ".join(f"{x:.0f}" for x in r["published_with"]) + " Mbps",
-        f"MAPE {s['mape_with_pct']:.1f}% of the median; {s['rows_covered']}/{s['rows']} rows "
-        f"in the band; variants {s['variant_mape_min_pct']:.0f}-"
-        f"{s['variant_mape_max_pct']:.0f}% (median {s['variant_mape_median_pct']:.0f}%)",
-        "goal met" if s["goal_met"] else "goal missed",
-        estimate=s["mape_with_pct"], unit="%", **res.as_claim_columns()))
-    return out
+def claims(df: pd.DataFrame, v: Study01Verdict, p: NetperfParams | None = None
+           ) -> list[dict]:
+    """The claim rows (:mod:`~memcglab.studies.s01_single_vs_multi.claims`): each "with"
+    value, the gain, its shape, the accounting share and the registered goal."""
+    return claim_rows.claims(df, v, load_profile(p.profile if p else PROFILE))

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memcglab.stats import netperf_fit
-from memcglab.stats.verdict_rules import VERDICTS
+from memcglab.stats import load_rules, netperf_fit
 from memcglab.studies import check_claims, check_counts
 from memcglab.studies.s01_single_vs_multi import counts as netperf_counts
 from memcglab.studies.s01_single_vs_multi import pricing as netperf_contention
+from memcglab.studies.s01_single_vs_multi import score as netperf_score
 from memcglab.studies.s01_single_vs_multi import study as netperf_study
 from memcglab.studies.s01_single_vs_multi.pricing import PREDICTIONS, ContentionModel
 
@@ -68,7 +68,7 @@ def test_rows_score_every_client_count_with_a_registered_verdict(study):
     p, _, _, v, *_ = study
     r = v.rows
     assert r["clients"].tolist() == list(p.prereg.clients)
-    assert set(r["verdict"]) <= set(VERDICTS)
+    assert set(r["verdict"]) <= set(load_rules().words["measured"])
     covered = (r["low"] <= r["published_with"]) & (r["published_with"] <= r["high"])
     assert (r["covered"] == covered).all()
     assert v.summary["rows_covered"] == int(covered.sum())
@@ -78,13 +78,17 @@ def test_rows_score_every_client_count_with_a_registered_verdict(study):
     assert len(v.variants) == v.summary["variants"] == 48
 
 
-def test_claims_carry_prices_and_the_conclusion_quotes_the_run(study):
-    _, df, _, v, *_ = study
-    rows = check_claims(netperf_study.claims(df, v))
-    assert rows[0]["kind"] == "structural"
-    priced = rows[1:]
-    assert len(priced) == 8 and all(r["low"] <= r["high"] for r in priced)
-    assert all(0 <= r["p_holds"] <= 1 and r["driver"] for r in priced)
+def test_claims_are_judged_by_their_rule_and_the_conclusion_quotes_the_run(study):
+    p, df, _, v, *_ = study
+    rows = check_claims(netperf_study.claims(df, v, p))
+    rules = [r["rule"] for r in rows]
+    assert rules == ["measured"] * 7 + ["shape", "qualitative", "goal"]
+    assert all(r["source"].startswith("memcg: multi-memcg percpu charge cache") for r in rows)
+    measured = rows[:7]
+    assert all(r["low"] <= r["high"] and r["p_text"] and r["driver"] for r in measured)
+    for r in measured:  # a miss says what it would take; nothing else does
+        assert (r.get("would_take") is not None) == (r["verdict"] == "misses"), r
+    assert rows[-1]["verdict"] == ("goal met" if v.summary["goal_met"] else "goal missed")
     text = netperf_study.conclusion(df, v)
     assert f"{v.summary['mape_with_pct']:.1f}%" in text
     assert ("**met**" in text) == v.summary["goal_met"]
@@ -139,3 +143,44 @@ def test_quick_must_be_a_bool(quick):
 
 def test_quick_accepts_numpy_bools():
     assert netperf_study.NetperfParams.from_notebook(quick=np.bool_(True)).quick is True
+
+
+def test_the_shape_is_scored_on_the_normalised_curve_and_states_its_power(study):
+    _, _, pred, v, *_ = study
+    s = v.summary
+    g = pred.sample.gain_pct
+    assert s["shape_monotonic_share"] == pytest.approx(
+        float(np.all(np.diff(g, axis=1) > 0, axis=1).mean()))
+    assert 0.0 <= s["shape_power"] <= 1.0
+    assert f"{s['shape_power']:.1%}" in v.verdicts["shape"].reason
+    # the published curve is normalised by its last point, which is left out (1 by definition)
+    r = v.rows
+    pub = (r["published_gain_pct"] / r["published_gain_pct"].iloc[-1]).tolist()[:-1]
+    assert [s[f"normalised_gain_published_{c}"] for c in r["clients"][:-1]] == \
+        pytest.approx(pub)
+    # a curve far from the published one cannot pass on its power
+    if s["shape_power"] == 0.0:
+        assert v.verdicts["shape"].word != "agrees"
+
+
+def test_the_accounting_share_is_a_share_and_its_row_says_how_it_was_made_a_number(study):
+    p, df, pred, v, *_ = study
+    share = netperf_score.memcg_share(pred)
+    assert np.all((share.samples > 0) & (share.samples < 100))
+    row = [r for r in netperf_study.claims(df, v, p) if r["rule"] == "qualitative"][0]
+    assert row["reason"].startswith("made a number as the share of a flow's time")
+    assert "net_rx_action" in row["published"]
+
+
+def test_a_profile_path_prices_the_charge_path_and_a_bad_one_names_its_field(tmp_path):
+    from memcglab.hardware import hardware_dir
+    src = hardware_dir() / "profiles" / "seed000-72cpu.toml"
+    copy = tmp_path / "probed.toml"
+    copy.write_text(src.read_text().replace('name = "seed000-72cpu"', 'name = "probed"'))
+    p = netperf_study.NetperfParams.from_notebook(quick=True, profile=str(copy))
+    assert netperf_counts.cost_params(p.profile) == netperf_counts.cost_params()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("schema = 1\n")
+    with pytest.raises(Exception, match="bad.toml") as e:
+        netperf_study.NetperfParams.from_notebook(quick=True, profile=str(bad))
+    assert "name" in str(e.value)

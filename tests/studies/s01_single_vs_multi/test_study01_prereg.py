@@ -12,6 +12,10 @@ from memcglab.resources import data_dir
 PINNED = {
     "study01.md": "7629903026af0f7aa3686ecf1ea488a2bb34d40115e76bf638f9e859b7bc9e14",
     "study01.toml": "9badc69e553ff8a86be41ab006685572d4c87c9638a7642d3f74b35865a5cf1c",
+    # the dated addendum: where the registered modules live now, and how the registered
+    # scoring is worded under the verdict rules' addendum of the same day
+    "study01_addendum_2026-12-01.md":
+        "a51f87046a9f0403ece3c11b7e3241228162b636910661ad4896f92698c30827",
 }
 
 
@@ -32,3 +36,17 @@ def test_the_twin_states_what_the_words_state():
         assert f"`{name}`" in words, name
     for name in doc["variants"]:
         assert f"`{name}`" in words, name
+
+
+def test_the_addendum_names_every_module_the_registration_names_and_where_it_is_now():
+    import importlib
+    import re
+
+    prereg = data_dir() / "preregistration"
+    named = set(re.findall(r"memcglab\.studies\.netperf_[a-z]+",
+                           (prereg / "study01.md").read_text()
+                           + (prereg / "study01.toml").read_text()))
+    addendum = (prereg / "study01_addendum_2026-12-01.md").read_text()
+    assert named and all(f"`{n}`" in addendum for n in named)
+    for new in re.findall(r"`(memcglab\.studies\.s01_single_vs_multi\.[a-z]+)`", addendum):
+        importlib.import_module(new)
