@@ -12,7 +12,7 @@ mix with 90% intervals and LRU's recency line; how many slots.
 * :mod:`~memcglab.studies.s02_policy_and_slots.pricing`: random's advantage over LRU,
   priced per mix;
 * :mod:`~memcglab.studies.s02_policy_and_slots.verdict`: the analysis after the replays,
-  seed 000's claim judged, claim and count rows and the conclusion;
+  the multi-memcg thread's claim judged, claim and count rows and the conclusion;
 * :mod:`~memcglab.studies.s02_policy_and_slots.views`: the figures.
 """
 

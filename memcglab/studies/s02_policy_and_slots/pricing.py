@@ -22,7 +22,7 @@ LRU pays three things random does not, on top of its events:
   eviction) instead of drawing a random number (:mod:`memcglab.cost` prices every
   eviction with ``random_u32``; for LRU that draw is taken out).
 
-The space (:func:`pricing_space`) holds the machine profile's cost priors (seed 000's
+The space (:func:`pricing_space`) holds the machine profile's cost priors (the multi-memcg thread's
 72-CPU machine by default), ``other_cycles`` from its ``other_cycles_per_packet``
 prior, the trace's modelling alternatives (netperf: where tasks start and where
 pages are released; a synthetic mix: how many active memcgs per CPU, over the
@@ -43,6 +43,7 @@ import pandas as pd
 from memcglab.cost import CostParams, coefficients
 from memcglab.events import EVENT_NAMES
 from memcglab.hardware import MachineProfile
+from memcglab.studies.common.constraints import other_cycles_for
 from memcglab.studies.s02_policy_and_slots.recency import DEFAULT_LAYOUT, recency_lines
 from memcglab.uncertainty import (
     Alternative,
@@ -57,6 +58,7 @@ from memcglab.uncertainty import (
 )
 
 __all__ = ["RECENCY_LAYOUT", "NETPERF_ALTERNATIVES", "FACTORS", "CLAIM_BAND", "SEARCH_HIGH",
+           "CLAIM_SEARCH_HIGH",
            "RecencyBreakEven", "coefficient_frame", "pricing_priors", "pricing_space",
            "advantage_fn", "price_mix", "recency_break_even"]
 
@@ -69,10 +71,13 @@ NETPERF_ALTERNATIVES: dict[str, tuple[str, ...]] = {"placement": ("spread", "ran
 #: the discrete inputs that pick a trace, per workload (the seed last)
 FACTORS: dict[str, tuple[str, ...]] = {"netperf": ("placement", "release", "seed"),
                                        "synthetic": ("active", "cpus", "seed")}
-#: seed 000's claim: random better than LRU by 1% to 3% of throughput
+#: the multi-memcg thread's claim: random better than LRU by 1% to 3% of throughput
 CLAIM_BAND: tuple[float, float] = (1.0, 3.0)
 #: the top of the break-even search of a recency write's cost, cycles (the prior stops at 7)
 SEARCH_HIGH = 20.0
+#: the top of the search for the recency-write cost that reaches the claim's band: past
+#: a cross-socket line transfer (data/hardware: c2c_transfer_cross_socket up to 700)
+CLAIM_SEARCH_HIGH = 1000.0
 _PARAMS = CostParams.names()
 
 
@@ -110,13 +115,17 @@ def coefficient_frame(runs: pd.DataFrame, policy: str, factors: Sequence[str],
 
 
 def pricing_priors(profile: MachineProfile) -> list[Prior]:
-    """The cost model's priors from ``profile`` and ``other_cycles`` from its
-    ``other_cycles_per_packet`` (the work outside memcg per charge)."""
+    """The cost model's priors from ``profile`` and ``other_cycles``, the work outside memcg
+    per charge: the data's constraint where the repository has one
+    (:func:`memcglab.studies.common.constraints.other_cycles_for`: the published netperf
+    throughput on the multi-memcg thread's machine, or the development-set calibration), else the
+    profile's ``other_cycles_per_packet``."""
     missing = [n for n in (*_PARAMS, "other_cycles_per_packet") if n not in profile.priors]
     if missing:
         raise KeyError(f"profile {profile.name} lacks priors {missing}")
     other = replace(profile.priors["other_cycles_per_packet"], name="other_cycles")
-    return [profile.priors[n] for n in _PARAMS] + [other]
+    return [profile.priors[n] for n in _PARAMS] + [other_cycles_for(profile, "netperf_rx",
+                                                                     other)]
 
 
 def pricing_space(profile: MachineProfile, alternatives: Mapping[str, Sequence | Alternative],
@@ -199,11 +208,13 @@ class RecencyBreakEven(NamedTuple):
 
 def recency_break_even(runs: pd.DataFrame, workload: str, profile: MachineProfile,
                        alternatives: Mapping[str, Sequence | Alternative],
-                       seeds: Sequence[int], high: float = SEARCH_HIGH
-                       ) -> dict[str, RecencyBreakEven]:
-    """``percpu_rmw`` where LRU and random swap, searched over ``[0, high]`` cycles (beyond
-    the prior), the other inputs typical and the seeds averaged: one per recency
-    layout, and ``"writes only"`` with the layout's lines left out."""
+                       seeds: Sequence[int], high: float = SEARCH_HIGH,
+                       threshold: float = 0.0) -> dict[str, RecencyBreakEven]:
+    """``percpu_rmw`` (the cost of one recency write) where random's advantage over LRU is
+    ``threshold`` % (0: where they swap; 1 and 3: where the claim's band starts and ends),
+    searched over ``[0, high]`` cycles (beyond the prior), the other inputs typical and the
+    seeds averaged: one per recency layout, and ``"writes only"`` with the layout's lines
+    left out."""
     space = pricing_space(profile, alternatives, seeds)
     p = space["percpu_rmw"]
     assert isinstance(p, Prior)
@@ -219,6 +230,6 @@ def recency_break_even(runs: pd.DataFrame, workload: str, profile: MachineProfil
                      [*space.alternatives[:-1], alt], seeds=list(seeds))
         fn = advantage_fn(runs, factors, layout_cost=cost)
         ends = at_fixed(fn, wide, {"percpu_rmw": np.array([0.0, high])})
-        out[lay] = RecencyBreakEven(break_even(fn, wide, "percpu_rmw", threshold=0.0),
+        out[lay] = RecencyBreakEven(break_even(fn, wide, "percpu_rmw", threshold=threshold),
                                     float(ends[0]), float(ends[1]), high)
     return out

@@ -2,7 +2,7 @@
 
 Random and round-robin need no per-slot state (round-robin one ``uint8_t drain_idx``
 outside the lookup's line); LRU needs to know, per slot, when it was last used. No
-LRU patch was posted (seed 000 only reports trying one), so the layout is a choice.
+LRU patch was posted (the multi-memcg thread only reports trying one), so the layout is a choice.
 The one this module takes as the most plausible for a kernel patch mirrors the
 replay model (:class:`memcglab.kernel.victim.LruVictim`: a stock-local clock, each
 slot stamped with it when consume_stock or refill_stock finds or fills it, the

@@ -1,12 +1,12 @@
 """Study 2: eviction policy and slot count of the multi-memcg stock.
 
-Seed 000's changelog: "we started with more sophisticated LRU based approach but the
+The multi-memcg thread's changelog: "we started with more sophisticated LRU based approach but the
 dumb one was always better than the sophisticated one by 1% to 3%". Policies can
 differ only when a stock must evict, that is when a CPU has used more memcgs than the
 stock has slots since they were cached (mostly where it serves more active memcgs
 than slots), so this study replays synthetic tenant mixes
 (:func:`memcglab.workloads.synthetic`: uniform, Zipf and bursty, 1-64 active memcgs
-per CPU, several CPU counts and seeds) and seed 000's 36-client netperf mix, through
+per CPU, several CPU counts and seeds) and the multi-memcg thread's 36-client netperf mix, through
 each victim policy of
 :data:`memcglab.kernel.victim.POLICIES` that a replay model runs
 (:data:`POLICY_MODELS`), at several slot counts.
@@ -17,8 +17,8 @@ lookup (:func:`second_line`). Every replay keeps its event totals, from which
 :mod:`memcglab.studies.s02_policy_and_slots.counts` states the exact counts (walks, evictions, hits,
 recency writes, and how often a CPU has more active memcgs than slots) and
 :mod:`memcglab.studies.s02_policy_and_slots.pricing` prices random against LRU with the hardware
-priors; :mod:`memcglab.studies.s02_policy_and_slots.verdict` judges seed 000's claim. The figures
-are in :mod:`memcglab.studies.s02_policy_and_slots.views`.
+priors; :mod:`memcglab.studies.s02_policy_and_slots.verdict` judges the multi-memcg thread's
+claim. The figures are in :mod:`memcglab.studies.s02_policy_and_slots.views`.
 
 Cycles per charge here (``cycles_per_op``) are the charge path alone at the typical
 hardware costs (:class:`memcglab.cost.CostParams`), with the layout's lines per scan;
@@ -43,7 +43,7 @@ import pandas as pd
 from memcglab.cost import CostParams
 from memcglab.engine import replay_compiled
 from memcglab.events import EVENT_NAMES
-from memcglab.hardware import profiles
+from memcglab.hardware import load_profile
 from memcglab.kernel.victim import POLICIES
 from memcglab.models import MODELS
 from memcglab.studies.common.measure import metrics, scan_lines
@@ -124,7 +124,9 @@ class PolicyParams:
     #: window lengths W (stock operations of one CPU) of the active-memcg count: 16
     #: and 64 are a NAPI poll's scale (NAPI_POLL_WEIGHT is 64), 256 a few polls.
     windows: tuple[int, ...] = (16, 64, 256)
-    #: machine profile of the hardware priors (data/hardware/profiles): seed 000's box.
+    #: machine profile of the hardware priors: a shipped profile's name (data/hardware/
+    #: profiles; the default is the netperf thread's 72-CPU box) or a profile file's path,
+    #: e.g. one ``memcglab probe --out`` wrote.
     profile: str = "seed000-72cpu"
     #: quasi-random points of the propagation (a power of 2).
     samples: int = 1024
@@ -140,9 +142,7 @@ class PolicyParams:
         if not 2 <= self.seeds <= 1000:
             raise ValueError(f"seeds={self.seeds}: must be between 2 and 1000 (a confidence "
                              "interval over seeds needs two)")
-        if self.profile not in profiles():
-            raise ValueError(f"profile={self.profile!r}: unknown; valid: "
-                             f"{', '.join(profiles())}")
+        load_profile(self.profile)  # a shipped name or a file; its error names the field
         if self.samples < 2 or self.samples & (self.samples - 1):
             raise ValueError(f"samples={self.samples}: must be a power of 2 (Sobol points), "
                              "e.g. 1024")

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from memcglab.events import EVENT_NAMES
 from memcglab.hardware import load_profile
-from memcglab.stats.verdicts import verdict_lru_random_rules
 from memcglab.studies.s02_policy_and_slots import pricing as pp
 from memcglab.uncertainty import CoefficientTable
 
@@ -56,7 +53,7 @@ def test_the_advantage_is_the_cycle_difference_over_the_whole_packet():
     rand = CoefficientTable.from_frame(
         pp.coefficient_frame(_runs(), "random", pp.FACTORS["netperf"]), pp.FACTORS["netperf"])
     c_rand = float(rand.cycles(d)[0])
-    other = _typ("other_cycles_per_packet")
+    other = space["other_cycles"].typical  # the published throughput's constraint
     expect = 100 * ((c_rand + extra - saved + other) / (c_rand + other) - 1)
     assert float(fn(d)[0]) == pytest.approx(expect)
 
@@ -95,18 +92,22 @@ def test_missing_policy_is_named():
         pp.coefficient_frame(_runs().query("policy == 'random'"), "lru", ("seed",))
 
 
-def _interval(low: float, high: float, sources=("parameters", "alternatives", "seeds")):
-    return SimpleNamespace(median=(low + high) / 2, low=low, high=high, coverage=0.9,
-                           sources=frozenset(sources),
-                           as_claim_columns=lambda: {"p_holds": 0.5, "driver": "x",
-                                                     "break_even": "none"})
+def test_the_claims_band_is_reached_at_a_recency_write_cost_past_the_prior():
+    runs = _runs()
+    ends = {t: pp.recency_break_even(runs, "netperf", PROFILE, ALTS, seeds=[0, 1],
+                                     high=pp.CLAIM_SEARCH_HIGH, threshold=t)
+            for t in pp.CLAIM_BAND}
+    one, three = (ends[t]["after cached[]"].value for t in pp.CLAIM_BAND)
+    if one is not None and three is not None:
+        assert one < three  # more cost per write, more of random's advantage
+        assert three > PROFILE.priors["percpu_rmw"].high
 
 
-def test_rules_verdict_per_mix():
-    v = verdict_lru_random_rules({"netperf": _interval(0.02, 0.5), "zipf": _interval(1.2, 2.5),
-                                  "uniform": _interval(0.5, 2.0),
-                                  "bursty": _interval(1.2, 2.5, sources=("seeds",))})
-    assert v.set_index("mix")["verdict"].to_dict() == {
-        "netperf": "refuted", "zipf": "reproduced", "uniform": "undetermined",
-        "bursty": "undetermined"}
-    assert (v["claim_low_pct"] == 1.0).all() and (v["claim_high_pct"] == 3.0).all()
+def test_other_cycles_is_set_by_the_data_not_the_wide_prior():
+    from memcglab.studies.common.constraints import other_cycles_for
+
+    other = pp.pricing_priors(PROFILE)[-1]
+    wide = PROFILE.priors["other_cycles_per_packet"]
+    assert other.name == "other_cycles" and other.high < wide.high
+    assert other == other_cycles_for(PROFILE, "netperf_rx", wide)
+    assert other.source.startswith(("development-set calibration", "memcg: multi-memcg"))

@@ -49,13 +49,29 @@ def test_a_registered_policy_without_a_model_is_refused(monkeypatch):
     ({"slots": 0}, "slots=0: must be between 1 and 255"),
     ({"seeds": 1}, "seeds=1: must be between 2"),
     ({"mixes": ("zipf", "pareto")}, "unknown pareto; valid: uniform"),
-    ({"profile": "cray-1"}, "profile='cray-1': unknown; valid: .*seed000-72cpu"),
+    ({"profile": "cray-1"}, "hardware profile 'cray-1': no file .*; shipped profiles: .*seed000"),
     ({"samples": 100}, "samples=100: must be a power of 2"),
     ({"windows": (0,)}, r"windows=\(0,\)"),
 ])
 def test_params_name_the_bad_input(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((ValueError, FileNotFoundError), match=match):
         study.PolicyParams(**kwargs)
+
+
+def test_a_probed_profile_file_prices_the_study(tmp_path):
+    from memcglab.hardware import hardware_dir
+    copy = tmp_path / "probed.toml"
+    text = (hardware_dir() / "profiles" / "generic-x86-64.toml").read_text()
+    copy.write_text(text.replace('name = "generic-x86-64"', 'name = "probed"'))
+    p = study.PolicyParams(**{**SMALL.__dict__, "profile": str(copy), "mixes": ("uniform",),
+                              "actives": (9,), "cpus": (1,)})
+    r = pv.analyse(study.run(p), p)
+    claim = check_claims(pv.claims(r, pv.verdict(r, p), p))[0]
+    assert str(copy) in claim["simulated"] and claim["rule"] == "qualitative"
+    bad = tmp_path / "bad.toml"
+    bad.write_text("schema = 1\n")
+    with pytest.raises(Exception, match="bad.toml: top level: lacks"):
+        study.PolicyParams(profile=str(bad))
 
 
 def test_quick_params_are_small():
@@ -148,7 +164,7 @@ def test_every_mix_is_priced_and_judged(done):
     _, r, v = done
     assert list(r.priced) == ["netperf", "uniform", "bursty"]
     assert list(v["mix"]) == list(r.priced)
-    assert set(v["verdict"]) <= {"reproduced", "refuted", "undetermined"}
+    assert set(v["verdict"]) <= {"agrees", "misses", "undetermined"}
     for res in r.priced.values():
         assert res.sources == {"parameters", "alternatives", "seeds"}
         assert res.low <= res.median <= res.high
@@ -184,12 +200,15 @@ def test_summary_counts_and_claims(done):
                                               "stock hits per 1000 charges",
                                               "recency writes per charge"}
     claims = check_claims(pv.claims(r, v, SMALL))
-    assert len(claims) == 3 and all(c["kind"] == "priced" for c in claims)
-    assert all(c["break_even"].startswith("recency write (percpu_rmw)") for c in claims)
-    assert all(c["verdict"].split(":")[0] in ("reproduced", "refuted", "undetermined")
-               for c in claims)
+    assert len(claims) == 1 and claims[0]["rule"] == "qualitative"
+    c = claims[0]
+    assert c["verdict"] in ("agrees", "misses", "undetermined")
+    assert c["reason"].startswith("made a number as random's throughput advantage")
+    assert all(f"{m}" in c["reason"] for m in ("netperf", "uniform", "bursty"))
+    if c["verdict"] == "misses":
+        assert c["would_take"].startswith("a recency write (percpu_rmw) of")
     text = pv.conclusion(r, v, SMALL)
-    assert "active memcgs" in text and "pre-registered rules" in text
+    assert "active memcgs" in text and "verdict rules and their addendum" in text
 
 
 def test_figures(done):
