@@ -20,7 +20,8 @@ def test_sidecar_has_the_tests_and_the_priced_changes(run):
     for c in (1, 4, 32):
         assert isinstance(r[f"equivalent_published_{c}"], bool)
         assert abs(r[f"delta_pct_madvise_{c}"]) < 100
-        assert r[f"judged_madvise_{c}"] in ("reproduced", "refuted", "undetermined")
+        assert r[f"judged_published_delta_{c}"] in ("agrees", "misses", "undetermined")
+    assert r["judged_negligible"] in ("agrees", "misses", "undetermined")
     for key in ("netperf_all_scenarios_low_pct", "netperf_release_task_median_pct",
                 "netperf_release_softirq_high_pct", "netperf_task_spread_independent_driver",
                 "conclusion"):
@@ -37,10 +38,11 @@ def test_counts_come_with_the_claims(run):
                                                "shared-line transfers per message"}
     assert any("softirq/paired/together" in c["configuration"] for c in counts)
     claims = read_claims(out)
-    assert claims[0]["claim"].startswith("seed 003")
-    priced = [c for c in claims if c.get("kind") == "priced"]
-    assert priced and all(c["low"] <= c["high"] for c in priced)
-    assert any(c["verdict"].startswith("prediction") for c in priced)
+    assert claims[0]["claim"].startswith("negligible performance differences")
+    assert all(c["source"].startswith("mm/memcontrol, page_counter") for c in claims)
+    assert [c["rule"] for c in claims[:4]] == ["qualitative"] + ["measured"] * 3
+    predictions = [c for c in claims if c["rule"] == "prediction"]
+    assert predictions and all(c["low"] <= c["high"] and c["prediction"] for c in predictions)
 
 
 def test_figures(run):

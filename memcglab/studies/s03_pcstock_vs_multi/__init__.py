@@ -1,6 +1,6 @@
 """Study 3 (``03_pcstock_vs_multi.ipynb``): the RFC's page_counter stock vs the multi stock.
 
-Seed 003's madvise test (TOST and a priced ±2% band) and the netperf receive mix's
+The page_counter-stock RFC's madvise test (TOST and a priced ±2% band) and the netperf receive mix's
 throughput, with the release's placement and the pair's migration as axes.
 
 * :mod:`~memcglab.studies.s03_pcstock_vs_multi.counts`: the netperf scenarios and their

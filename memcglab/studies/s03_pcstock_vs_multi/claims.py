@@ -1,12 +1,19 @@
 """Study 3's claim rows and its conclusion, built from this run's numbers.
 
-* seed 003's "negligible performance differences", tested as before (TOST on the
-  published table and on the simulated trials; a structural row), and priced: the
-  simulated difference's 90% interval judged by :func:`memcglab.stats.judge` as a
-  ``value`` claim with the +-margin equivalence band, one row per cgroup count;
-* beyond the RFC: the netperf mix has no published number, so each row there is the
-  lab's own priced prediction (interval, driver, break-even), not a verdict:
-  all scenarios drawn jointly, each release placement, and each scenario.
+The source is "mm/memcontrol, page_counter: move stock from mem_cgroup to page_counter"
+(Joshua Hahn, RFC, April 2026):
+
+* its "negligible performance differences", made a number as a change within the TOST
+  margin and judged on every cgroup count at once (rule ``qualitative``);
+* its table's measured differences at 1, 4 and 32 cgroups, each with its 90% Welch
+  interval (rule ``measured``; the Welch p value beside it);
+* beyond the RFC: the netperf mix has no measurement, so each row there is the lab's own
+  prediction (rule ``prediction``): every scenario pooled (and whether its alternatives
+  disagree), each release placement, and each scenario; and the charge path's cycles per
+  packet, the first study's measure.
+
+The Welch and TOST tests on the published table and on the simulated trials are tests,
+not verdicts: they are in the study's text and tables, not among the claim rows.
 """
 
 from __future__ import annotations
@@ -14,12 +21,17 @@ from __future__ import annotations
 import pandas as pd
 
 from memcglab.hardware import load_profile
-from memcglab.studies import claim_row
+from memcglab.stats import judge, option_intervals
+from memcglab.studies import claim_row, interval_columns
+from memcglab.studies.common.constraints import describe
+from memcglab.studies.common.sources import RFC, name
+from memcglab.studies.common.text import plural
 from memcglab.studies.s03_pcstock_vs_multi.pricing import C2C, c2c_sweep
 from memcglab.studies.s03_pcstock_vs_multi.study import (
     DEFAULT_SCENARIO,
     PcstockParams,
     judged,
+    judged_deltas,
 )
 from memcglab.uncertainty import UncertainResult
 
@@ -33,26 +45,24 @@ def _rows(v: pd.DataFrame, key: str) -> pd.DataFrame:
 
 
 def _deltas(rows: pd.DataFrame) -> str:
-    return ", ".join(f"{d:+.2f}% at {c}" for d, c in zip(rows["delta_pct"], rows["cgroups"],
-                                                        strict=True))
+    return ", ".join(f"{d:+.2f}% at {plural(int(c), 'cgroup')}"
+                     for d, c in zip(rows["delta_pct"], rows["cgroups"], strict=True))
 
 
-def prediction_word(r: UncertainResult, margin_pct: float) -> str:
-    """What a priced throughput change predicts, from its 90% interval and the band.
+def prediction_word(r: UncertainResult, margin_pct: float,
+                    words: tuple[str, str] = ("loss", "gain")) -> str:
+    """What a priced change predicts: :func:`memcglab.stats.judge`'s ``prediction`` phrase,
+    with each alternative's own phrase where they disagree.
 
+    >>> import numpy as np
     >>> from types import SimpleNamespace as N
-    >>> prediction_word(N(low=-40.0, high=-3.0), 2.0)
-    'prediction: pcstock loses more than 2%'
-    >>> prediction_word(N(low=-0.5, high=0.1), 2.0)
-    'prediction: negligible (within +-2%)'
+    >>> prediction_word(N(low=-40.0, high=-3.0, sources={"parameters"}, coverage=0.9,
+    ...                   space=None), 2.0)
+    'loss beyond 2%'
     """
-    if r.high < -margin_pct:
-        return f"prediction: pcstock loses more than {margin_pct:g}%"
-    if r.low > margin_pct:
-        return f"prediction: pcstock gains more than {margin_pct:g}%"
-    if -margin_pct <= r.low and r.high <= margin_pct:
-        return f"prediction: negligible (within +-{margin_pct:g}%)"
-    return f"prediction: undecided (the interval crosses -{margin_pct:g}% or +{margin_pct:g}%)"
+    alts = option_intervals(r) if getattr(r, "space", None) is not None else None
+    return judge("prediction", interval=r, margin=margin_pct, words=words,
+                 alternatives=alts).prediction
 
 
 def _interval(r: UncertainResult, digits: int = 1) -> str:
@@ -73,58 +83,51 @@ def break_even_text(r: UncertainResult) -> str:
     return "; ".join(parts) if parts else "no priors vary"
 
 
-def _priced(r: UncertainResult) -> dict:
-    st = float(r.sobol_total.get(r.driver, float("nan")))
-    return {"kind": "priced", "estimate": r.median, "low": r.low, "high": r.high,
-            "unit": "%", "p_holds": r.p_holds, "driver": r.driver,
-            "driver_st": st if st == st else None, "break_even": break_even_text(r)}
+def _prediction_row(claim: str, what: str, r: UncertainResult, margin: float,
+                    words: tuple[str, str] = ("loss", "gain")) -> dict:
+    alts = option_intervals(r)
+    v = judge("prediction", interval=r, margin=margin, words=words, alternatives=alts)
+    return claim_row(claim, name(RFC), "not measured (the RFC ran the madvise loop only)",
+                     f"{_interval(r)} {what}", v, would_take=break_even_text(r),
+                     **interval_columns(r, "%"))
 
 
-def claims(v: pd.DataFrame, preds: dict[str, UncertainResult],
-           p: PcstockParams) -> list[dict]:
+def claims(v: pd.DataFrame, preds: dict[str, UncertainResult], p: PcstockParams,
+           df: pd.DataFrame) -> list[dict]:
     """The claim rows (module doc), in report order."""
-    pub, mad = _rows(v, "published"), _rows(v, "madvise")
-    off = [int(c) for c, e in zip(mad["cgroups"], mad["equivalent"], strict=True) if not e]
-    tost = f"TOST +-{p.margin_pct:g}%"
+    pub = _rows(v, "published")
+    cg = ", ".join(map(str, p.cgroups))
     rows = [claim_row(
-        "seed 003: page_counter stock vs memcg stock, negligible differences",
-        f"{_deltas(pub)} cgroups ({tost}: "
-        f"{'equivalent in every row' if pub['equivalent'].all() else 'not all equivalent'})",
-        f"{_deltas(mad)} cgroups, CPU ms per trial over {p.trials} trials ({tost}: "
-        f"{'equivalent in every row' if not off else 'not equivalent at ' + str(off)})",
-        ("equivalent" if not off else f"not equivalent at {off} cgroups")
-        + " in simulation (TOST over trials at typical costs: seed noise only, so no rules "
-        "verdict; the priced rows below carry one)", kind="count-derived")]
-    band = f"+-{p.margin_pct:g}%"
-    for c, verdict in judged(preds, p).items():
-        r = preds[f"madvise, {c} cgroups"]
-        d = pub[pub["cgroups"] == c]["delta_pct"]
-        shown = f"{float(d.iloc[0]):+.2f}% at {c} cgroups; " if len(d) else ""
+        f"negligible performance differences at {cg} cgroups", name(RFC),
+        "'shows negligible performance differences' (40 CPUs, 30 trials of 50 iterations): "
+        f"{_deltas(pub)}",
+        "; ".join(f"{_interval(preds[f'madvise, {c} cgroups'], 2)} at {plural(c, 'cgroup')}"
+                  for c in p.cgroups) + " trial CPU time",
+        judged(preds, p), measurement=f"within ±{p.margin_pct:g}% (the lab's margin)")]
+    deltas = judged_deltas(preds, v, p, df)
+    by = pub.set_index("cgroups")
+    for c, verdict in deltas.items():
+        r, row = preds[f"madvise, {c} cgroups"], by.loc[c]
         rows.append(claim_row(
-            f"seed 003: negligible differences (within {band}), priced, {c} cgroups",
-            f"{shown}'negligible performance differences' (band {band})",
-            f"{_interval(r, 2)} CPU time per trial (90% over the 40-CPU profile's cost "
-            f"priors, 1500-6000 cycles of fault work and {p.trials} trials)",
-            verdict.word, **_priced(r)))
+            f"measured difference at {plural(c, 'cgroup')}", name(RFC),
+            f"{row['delta_pct']:+.3g}% (Welch p = {row['welch_p']:.2g}, n = 30 per arm)",
+            f"{_interval(r, 2)} trial CPU time, pcstock vs multi", verdict,
+            measurement=f"{row['delta_pct']:+.2f}% ± {row['ci90_half_pct']:.2f} (90% Welch)",
+            **interval_columns(r, "%")))
     top = max(p.clients)
-    beyond = "not measured (the RFC ran the madvise loop only): the lab's own prediction"
-    what = (f"throughput per flow, netperf {top} clients (contention model, "
-            "other_cycles_per_packet 3000-80000)")
+    what = f"throughput per flow, netperf {top} clients"
     for key, r in preds.items():
-        if not key.startswith("netperf, "):
-            continue
-        scope = key.removeprefix("netperf, ")
-        rows.append(claim_row(
-            f"seed 003 beyond the RFC: pcstock vs multi, {scope}",
-            beyond, f"{_interval(r)} {what}", prediction_word(r, p.margin_pct), **_priced(r)))
+        if key.startswith("netperf, "):
+            rows.append(_prediction_row(
+                f"beyond the RFC: pcstock vs multi, {key.removeprefix('netperf, ')}", what, r,
+                p.margin_pct))
     for key, r in preds.items():
         if key.startswith("netperf cycles, "):
-            rows.append(claim_row(
-                f"seed 003 beyond the RFC: charge-path cycles per packet, "
-                f"{key.removeprefix('netperf cycles, ')} (the first study's measure)",
-                beyond, f"{_interval(r, 0)} charge-path cycles per packet at {top} clients, "
-                "line transfers at c2c_transfer",
-                "a priced cost, not a throughput prediction", **_priced(r)))
+            rows.append(_prediction_row(
+                f"beyond the RFC: charge-path cycles per packet, "
+                f"{key.removeprefix('netperf cycles, ')}",
+                f"charge-path cycles per packet at {top} clients", r, p.margin_pct,
+                ("saving", "cost")))
     return rows
 
 
@@ -150,22 +153,26 @@ def conclusion(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResu
     mad_eq, pub_eq = bool(s["all_equivalent_madvise"]), bool(s["all_equivalent_published"])
     m = preds[f"madvise, {top_c} cgroups"]
     out = [
-        f"On seed 003's madvise loop ({top_c} cgroups), the page_counter stock walks "
+        f"On the RFC's madvise loop ({plural(top_c, 'cgroup')}), the page_counter stock walks "
         f"{1000 * s['walks_per_op_pcstock_madvise']:.1f} times per 1000 faults against "
-        f"{1000 * s['walks_per_op_multi_madvise']:.1f} for the multi stock; trial times "
-        f"are {'equivalent in every row' if mad_eq else 'not equivalent in every row'} "
-        f"within +-{p.margin_pct:g}% (TOST), "
-        f"{'as' if mad_eq == pub_eq else 'unlike'} seed 003's own table. Priced over the "
-        f"cost priors, the fault's other work and the trials, the difference is "
-        f"{_interval(m, 2)} (90%): {s[f'judged_madvise_{top_c}']} against the "
-        f"+-{p.margin_pct:g}% band."]
+        f"{1000 * s['walks_per_op_multi_madvise']:.1f} for the multi stock; simulated trial "
+        f"times are {'equivalent in every row' if mad_eq else 'not equivalent in every row'} "
+        f"within +-{p.margin_pct:g}% (TOST over the trials: seed noise only, a test and not "
+        f"a verdict), {'as' if mad_eq == pub_eq else 'unlike'} the RFC's own table. Priced "
+        f"over the cost priors, the fault's other work and the trials, the difference is "
+        f"{_interval(m, 2)} (90%); on 'negligible' as a change within +-{p.margin_pct:g}% "
+        f"at every cgroup count the model {s['judged_negligible']}."]
     deltas = [(c, s[f"judged_published_delta_{c}"]) for c in p.cgroups
               if f"judged_published_delta_{c}" in s]
     if deltas:
-        out.append("Against the table's own differences, the priced intervals give: "
-                   + ", ".join(f"{w} at {c} cgroups" for c, w in deltas)
-                   + " (judged as difference claims; the intervals carry the hardware "
-                   "priors and the trials, not a real machine's run-to-run noise).")
+        pub = _rows(v, "published").set_index("cgroups")
+        out.append("The table's own differences are real where Welch says so ("
+                   + ", ".join(f"{pub.loc[c, 'delta_pct']:+.2f}% at {plural(c, 'cgroup')}, "
+                               f"p = {pub.loc[c, 'welch_p']:.2g}" for c, _ in deltas)
+                   + "); against them, widened by their 90% Welch intervals, the model "
+                   + ", ".join(f"{w} at {plural(c, 'cgroup')}" for c, w in deltas)
+                   + ": it prices the charge path's walks and stock hits, not whatever "
+                   "else the RFC's kernels differ in.")
     net = df[(df["workload"] == "netperf_rx") & (df["cgroups"] == top_n)]
 
     def mean(scenario: str, model: str, col: str) -> float:
@@ -187,10 +194,12 @@ def conclusion(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResu
            if k.startswith("netperf, release=")]
 
     def word(r: UncertainResult) -> str:
-        return prediction_word(r, p.margin_pct).removeprefix("prediction: ")
+        return prediction_word(r, p.margin_pct)
 
-    out.append("Through the contention model, with 3000-80000 cycles of work outside "
-               "memcg per packet, pcstock's throughput per flow changes by "
+    other = joint.space["other_cycles"]
+    out.append(f"Through the contention model, with {other.low:.0f}-{other.high:.0f} cycles "
+               f"of work outside memcg per packet (set by {describe(other)}), pcstock's "
+               "throughput per flow changes by "
                + "; ".join(f"{_interval(r)} when the {'reader' if w == 'task' else 'charging CPU'}"
                            f" releases ({word(r)})"
                            for w, r in rel)
@@ -198,7 +207,7 @@ def conclusion(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResu
     key = f"netperf, {DEFAULT_SCENARIO}"
     if key in preds:
         d = preds[key]
-        out.append(f"For seed 000's mix as generated ({DEFAULT_SCENARIO}) the change is "
+        out.append(f"For the netperf mix as generated ({DEFAULT_SCENARIO}) the change is "
                    f"{_interval(d)}, driver {_st(d)}; break-even (a loss of "
                    f"{p.margin_pct:g}%): {_be(d, 'other_cycles')}; "
                    f"{_be(d, 'c2c_transfer')}; {_be(d, 'contended_rmw_per_sharer')}.")
@@ -225,7 +234,7 @@ def conclusion(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResu
                    f"is {each}. In throughput per flow, which adds each packet's other work "
                    f"and the queue for the shared usage lines, the driver over every "
                    f"scenario is {_st(joint)}"
-                   + (f" and within seed 000's mix {_st(preds[key])}" if key in preds else "")
+                   + (f" and within the mix as generated {_st(preds[key])}" if key in preds else "")
                    + (": the answer depends first on where pages are released, which the "
                       "first study held fixed." if joint.driver in ("release", "migrate",
                                                                     "placement") else "."))

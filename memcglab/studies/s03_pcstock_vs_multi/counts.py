@@ -35,13 +35,11 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
-from memcglab.cost import CostParams, coefficients
 from memcglab.engine import replay_compiled
-from memcglab.layout import slot_scan_lines
 from memcglab.models import MODELS
+from memcglab.pricing import per_unit_coefficients
 from memcglab.queueing import line_counts, trace_parents
 from memcglab.studies import count_row
 from memcglab.workloads import NetperfPairedSpec, netperf_paired
@@ -49,7 +47,7 @@ from memcglab.workloads import NetperfPairedSpec, netperf_paired
 __all__ = ["ALTERNATIVES", "COUNT_QUANTITIES", "MODELS_COMPARED", "RELEASE_PLACEMENTS",
            "Scenario", "count_runs", "counts", "scenarios"]
 
-#: the two arms: seed 003's "before" (the multi stock) and "after" (the RFC)
+#: the two arms: the page_counter-stock RFC's "before" (the multi stock) and "after" (the RFC)
 MODELS_COMPARED: tuple[str, str] = ("multi", "pcstock")
 #: the issue's release placements -> netperf_rx's ``release`` (two of them coincide)
 RELEASE_PLACEMENTS: dict[str, str] = {
@@ -57,7 +55,7 @@ RELEASE_PLACEMENTS: dict[str, str] = {
     "softirq CPU": "softirq",
     "reader's CPU": "task",
 }
-#: the scenario axes and their options, the default first (seed 000's receive mix)
+#: the scenario axes and their options, the default first (the multi-memcg thread's receive mix)
 ALTERNATIVES: dict[str, tuple[str, ...]] = {
     "release": ("task", "softirq"),
     "placement": ("spread", "paired"),
@@ -100,7 +98,7 @@ class Scenario:
         return 1 if (self.placement, self.migrate) == ("paired", "together") else 2
 
     def spec(self, clients: int, messages: int, seed: int) -> NetperfPairedSpec:
-        """The workload spec of this scenario (seed 000's 72 CPUs, 10 KiB messages)."""
+        """The workload spec of this scenario (the netperf thread's 72 CPUs, 10 KiB messages)."""
         return NetperfPairedSpec(clients=clients, messages=messages, seed=seed,
                                  release=self.release, placement=self.placement,
                                  migrate=self.migrate)
@@ -111,14 +109,6 @@ def scenarios(releases: Sequence[str] = ALTERNATIVES["release"],
               migrates: Sequence[str] = ALTERNATIVES["migrate"]) -> list[Scenario]:
     """Every combination, in the order given (the default scenario first)."""
     return [Scenario(r, p, m) for r, p, m in itertools.product(releases, placements, migrates)]
-
-
-def _coefficients(events, model: str, slots: int, messages: int) -> np.ndarray:
-    """Cost-model units per message in :meth:`CostParams.names` order (c2c kept)."""
-    looked = slots if MODELS[model].multi else 1
-    c = coefficients(events, lines_per_scan=slot_scan_lines(looked), slots=looked)
-    return c.reindex(list(CostParams.names())).to_numpy(float) \
-        * events.totals()["charges"] / messages
 
 
 def count_runs(clients: Sequence[int], cases: Sequence[Scenario], seeds: Sequence[int],
@@ -159,7 +149,7 @@ def count_runs(clients: Sequence[int], cases: Sequence[Scenario], seeds: Sequenc
                         "private_per_msg": lines.private,
                         "shared_names": lines.names,
                         "shared": tuple(lines.shared.tolist()),
-                        "coef": _coefficients(ev, model, slots, messages),
+                        "coef": per_unit_coefficients(ev, model, slots, messages),
                     })
     return pd.DataFrame(rows)
 

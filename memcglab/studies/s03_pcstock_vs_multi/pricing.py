@@ -7,7 +7,7 @@ message (the shared page_counter usage lines' transfers that
 :func:`~memcglab.studies.s03_pcstock_vs_multi.counts.count_runs` counted, and its cost-model units)
 priced by :func:`memcglab.pricing.throughput_change`. Both stocks are priced at the
 same point: the same hardware costs, the same scenario and the same trace seed. The
-space is :func:`memcglab.pricing.chargepath_space`'s for ``netperf_rx`` on seed 000's
+space is :func:`memcglab.pricing.chargepath_space`'s for ``netperf_rx`` on the multi-memcg thread's
 72-CPU profile (its hardware priors, ``other_cycles_per_packet``, SMT gain,
 cross-socket share, busiest-CPU share) with this study's scenario axes as
 alternatives (:data:`~memcglab.studies.s03_pcstock_vs_multi.counts.ALTERNATIVES`). A pair that
@@ -19,7 +19,7 @@ packet (``c2c_transfer`` included), to show what the throughput model changes.
 
 **The madvise loop.** :func:`madvise_change_fn`: the change in a trial's CPU time,
 ``(charge-path cycles + fault_cycles) x faults``, in % of the multi stock's, over the
-seed 003 40-CPU profile's cost priors and a prior on the fault's other work, with
+the page_counter-stock RFC 40-CPU profile's cost priors and a prior on the fault's other work, with
 the trials as the seed factor.
 """
 
@@ -32,7 +32,15 @@ import pandas as pd
 
 from memcglab.cost import CostParams
 from memcglab.hardware import MachineProfile
-from memcglab.pricing import OTHER_CYCLES, FlowLoad, chargepath_space, throughput_change
+from memcglab.pricing import (
+    OTHER_CYCLES,
+    FlowLoad,
+    chargepath_space,
+    group_points,
+    subset,
+    throughput_change,
+)
+from memcglab.studies.common.constraints import constrained
 from memcglab.studies.s03_pcstock_vs_multi.counts import ALTERNATIVES, MODELS_COMPARED, Scenario
 from memcglab.uncertainty import (
     Alternative,
@@ -65,8 +73,10 @@ def netperf_space(profile: MachineProfile, choices: Mapping[str, Sequence[str]],
         if not v or bad:
             raise ValueError(f"choices[{k!r}]={list(v)}: need options from "
                              f"{list(ALTERNATIVES[k])}")
-    # busiest_cpu_share is drawn for two CPUs per flow; a one-CPU scenario ignores it
-    base = chargepath_space(profile, "netperf_rx", 2, {}, seeds)
+    # busiest_cpu_share is drawn for two CPUs per flow; a one-CPU scenario ignores it; the
+    # work outside memcg per message is the data's constraint where there is one
+    base = constrained(chargepath_space(profile, "netperf_rx", 2, {}, seeds), profile,
+                       "netperf_rx")
     full = {k: tuple(choices.get(k, ALTERNATIVES[k][:1])) for k in ALTERNATIVES}
     return Space(list(base.priors), [Alternative(k, v) for k, v in full.items()], seeds=seeds)
 
@@ -82,12 +92,8 @@ def _table(runs: pd.DataFrame, clients: int) -> dict[tuple, pd.Series]:
 
 def _groups(d: Draws):
     """Points grouped by (scenario, seed): yields (Scenario, seed, indices)."""
-    names = (*ALTERNATIVES, "seed")
-    keys = np.column_stack([d.index[k] for k in names])
-    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-    for g, key in enumerate(uniq):
-        vals = [d.options[k][int(i)] for k, i in zip(names, key, strict=True)]
-        yield Scenario(*vals[:3]), int(vals[3]), np.flatnonzero(inverse.ravel() == g)
+    for values, idx in group_points(d, (*ALTERNATIVES, "seed")):
+        yield Scenario(*values[:3]), int(values[3]), idx
 
 
 def _cost(d: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -107,7 +113,7 @@ def throughput_change_fn(runs: pd.DataFrame, profile: MachineProfile, clients: i
     def fn(d: Draws) -> np.ndarray:
         out = np.empty(d.n)
         for case, seed, idx in _groups(d):
-            sub = {k: np.asarray(d[k])[idx] for k in d.values}
+            sub = subset(d, idx)
             key = (case.release, case.placement, case.migrate, seed)
             out[idx] = throughput_change(_load(table[(*key, BEFORE)], case),
                                          _load(table[(*key, AFTER)], case), sub, profile)

@@ -1,18 +1,21 @@
 """Study 3: the RFC's page_counter stock against the multi-memcg stock.
 
-Seed 003 ("[PATCH 0/8 RFC] mm/memcontrol, page_counter: move stock from mem_cgroup to
-page_counter", Joshua Hahn, 2026) measured a fault/MADV_DONTNEED loop with 1, 4 and 32
-cgroups on 40 CPUs, 30 trials of 50 iterations, and reports "negligible performance
-differences". This study replays that loop (:func:`memcglab.workloads.madvise_fault`)
-through the multi stock (``multi``, the "before") and the RFC's stock (``pcstock``, the
-"after"), trial by trial, and tests equivalence (TOST) on the published table
-(:func:`memcglab.stats.verdict_003`) and on memcglab's own per-trial times
-(:func:`memcglab.stats.verdict_003_simulated`), unchanged. The simulated difference is
+"mm/memcontrol, page_counter: move stock from mem_cgroup to page_counter" (Joshua Hahn,
+RFC, April 2026; ``20260410210742.550489-1-joshua.hahnjy@gmail.com``) measured a
+fault/MADV_DONTNEED loop with 1, 4 and 32 cgroups on 40 CPUs, 30 trials of 50
+iterations, and reports "negligible performance differences". This study replays that
+loop (:func:`memcglab.workloads.madvise_fault`) through the multi stock (``multi``, the
+"before") and the RFC's stock (``pcstock``, the "after"), trial by trial, and tests
+equivalence (TOST) on the published table (:func:`memcglab.stats.verdict_003`) and on
+memcglab's own per-trial times (:func:`memcglab.stats.verdict_003_simulated`),
+unchanged. The simulated difference is
 also priced over the cost priors, the fault's other work and the trials
-(:func:`memcglab.studies.s03_pcstock_vs_multi.pricing.madvise_change_fn`) and judged as a ``value``
-claim with the +-margin equivalence band (:func:`memcglab.stats.judge`).
+(:func:`memcglab.studies.s03_pcstock_vs_multi.pricing.madvise_change_fn`) and judged by
+:func:`memcglab.stats.judge`: "negligible" as a change within the +-margin band at every
+cgroup count (rule ``qualitative``), and the table's measured differences with their 90%
+Welch intervals (rule ``measured``).
 
-Beyond the RFC's test: seed 000's netperf receive mix, where a message's pages
+Beyond the RFC's test: the multi-memcg thread's netperf receive mix, where a message's pages
 are released decides how the RFC's stock behaves. The scenarios
 (:mod:`memcglab.studies.s03_pcstock_vs_multi.counts`) vary the release (the charging/softirq CPU
 or the reader's), where the pair starts and whether it migrates together; counts come
@@ -39,9 +42,11 @@ import pandas as pd
 from memcglab.cost import CostParams, coefficients
 from memcglab.hardware import load_profile
 from memcglab.layout import slot_scan_lines
-from memcglab.stats import judge, verdict_003, verdict_003_simulated
+from memcglab.stats import Measurement, judge, verdict_003, verdict_003_simulated
 from memcglab.studies import count_row
+from memcglab.studies.common.judging import would_take
 from memcglab.studies.common.measure import lookup_slots, metrics, trial_counts
+from memcglab.studies.common.text import plural
 from memcglab.studies.s03_pcstock_vs_multi.counts import ALTERNATIVES, count_runs, scenarios
 from memcglab.studies.s03_pcstock_vs_multi.counts import counts as netperf_counts
 from memcglab.studies.s03_pcstock_vs_multi.pricing import (
@@ -56,10 +61,10 @@ __all__ = ["BEFORE", "AFTER", "MADVISE", "NETPERF", "DEFAULT_SCENARIO", "Pcstock
            "run", "run_madvise", "run_netperf", "samples", "verdict", "intervals",
            "predictions", "predictions_table", "judged", "judged_deltas", "counts", "summary"]
 
-#: the two arms: seed 003's "before" (the memcg stock) and "after" (the RFC)
+#: the two arms: the page_counter-stock RFC's "before" (the memcg stock) and "after" (the RFC)
 BEFORE, AFTER = "multi", "pcstock"
 MADVISE, NETPERF = "madvise_fault", "netperf_rx"
-#: seed 000's mix as netperf_rx generates it: the scenario the first study priced
+#: the multi-memcg thread's mix as netperf_rx generates it: the scenario the first study priced
 DEFAULT_SCENARIO = "task/spread/independent"
 
 
@@ -67,9 +72,9 @@ DEFAULT_SCENARIO = "task/spread/independent"
 class PcstockParams:
     """The problem size of study 3. Each default says where it comes from."""
 
-    #: cgroups of the madvise loop: seed 003's 1, 4 and 32.
+    #: cgroups of the madvise loop: the page_counter-stock RFC's 1, 4 and 32.
     cgroups: tuple[int, ...] = (1, 4, 32)
-    #: seed 003's "30 trials of 50 iterations".
+    #: the page_counter-stock RFC's "30 trials of 50 iterations".
     trials: int = 30
     iterations: int = 50
     #: pages per iteration: MadviseFaultSpec's default (4 charge batches, 9 folio batches).
@@ -94,7 +99,8 @@ class PcstockParams:
     migrates: tuple[str, ...] = ALTERNATIVES["migrate"]
     #: points per priced quantity (a power of 2, also the Sobol base sample)
     samples: int = 1024
-    #: machine profiles (data/hardware/profiles): seed 000's and seed 003's machines
+    #: machine profiles, shipped names (data/hardware/profiles) or profile files' paths:
+    #: by default the netperf thread's 72-CPU box and the RFC's 40-CPU machine
     netperf_profile: str = "seed000-72cpu"
     madvise_profile: str = "seed003-40cpu"
     #: TOST margin and equivalence band, in % of the "before" mean: verdict_003's default.
@@ -102,6 +108,8 @@ class PcstockParams:
     cost: CostParams = field(default_factory=CostParams)
 
     def __post_init__(self) -> None:
+        for name in ("netperf_profile", "madvise_profile"):
+            load_profile(getattr(self, name))  # its error names the file and the field
         if self.trials < 2:
             raise ValueError(f"trials={self.trials}: the equivalence test needs at least 2")
         if self.seeds < 2:
@@ -122,14 +130,18 @@ class PcstockParams:
     @classmethod
     def from_notebook(cls, quick: bool = False, fault_cycles: float = 2500.0,
                       margin_pct: float = 2.0, seeds: int = 5,
-                      samples: int = 1024) -> PcstockParams:
-        """From the notebook's parameters; ``quick`` shortens every run."""
+                      samples: int = 1024, profile: str = "") -> PcstockParams:
+        """From the notebook's parameters; ``quick`` shortens every run; ``profile`` (a
+        shipped profile's name or a profile file's path) prices both workloads on that
+        machine, "" each on its source's machine."""
+        where = {"netperf_profile": str(profile), "madvise_profile": str(profile)} \
+            if profile else {}
         if quick:
             return cls(trials=5, iterations=5, region_pages=64, clients=(36,), seeds=3,
                        messages=10_000, samples=min(samples, 256),
-                       fault_cycles=fault_cycles, margin_pct=margin_pct)
+                       fault_cycles=fault_cycles, margin_pct=margin_pct, **where)
         return cls(fault_cycles=fault_cycles, margin_pct=margin_pct, seeds=seeds,
-                   samples=samples)
+                   samples=samples, **where)
 
     def madvise_spec(self, cgroups: int) -> MadviseFaultSpec:
         """The madvise workload spec for ``cgroups`` cgroups."""
@@ -166,7 +178,7 @@ def _trials(p: PcstockParams, cgroups: int, model: str) -> list[dict]:
 
 
 def run_madvise(p: PcstockParams) -> pd.DataFrame:
-    """Seed 003's loop: one row per (cgroups, model, trial)."""
+    """The page_counter-stock RFC's loop: one row per (cgroups, model, trial)."""
     return pd.DataFrame([r for c in p.cgroups for model in (BEFORE, AFTER)
                          for r in _trials(p, c, model)])
 
@@ -207,7 +219,7 @@ def verdict(df: pd.DataFrame, p: PcstockParams) -> pd.DataFrame:
     rows are priced predictions (:func:`predictions`).
     """
     parts = [
-        ("published (seed 003)", "ms per trial", verdict_003(margin_pct=p.margin_pct)),
+        ("published (the RFC's table)", "ms per trial", verdict_003(margin_pct=p.margin_pct)),
         (f"simulated {MADVISE}", "ms of CPU per trial", verdict_003_simulated(
             samples(df, MADVISE, "trial_ms"), p.margin_pct, before=BEFORE, after=AFTER)),
     ]
@@ -264,7 +276,7 @@ def predictions(df: pd.DataFrame, p: PcstockParams) -> dict[str, UncertainResult
                                                "migrate": (case.migrate,)})
     default = dict(zip(("release", "placement", "migrate"),
                        ((v[0],) for v in p.choices.values()), strict=True))
-    for n in sorted(p.clients)[:-1]:  # seed 000's other client counts, first scenario
+    for n in sorted(p.clients)[:-1]:  # the multi-memcg thread's other client counts, first scenario
         label = "/".join(v[0] for v in default.values())
         out[f"netperf by clients, {n} clients, {label}"] = predict_netperf(
             net, profile, default, seeds, n, n=p.samples, margin_pct=p.margin_pct)
@@ -288,25 +300,47 @@ def predictions_table(preds: dict[str, UncertainResult]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def judged(preds: dict[str, UncertainResult], p: PcstockParams) -> dict[int, object]:
-    """``judge("value", -margin, +margin)`` on each madvise cgroup count's priced change:
-    seed 003's "negligible differences" as the equivalence band."""
-    return {c: judge("value", -p.margin_pct, p.margin_pct,
-                     interval=preds[f"madvise, {c} cgroups"]) for c in p.cgroups}
+#: how the lab makes "negligible performance differences" a number
+NEGLIGIBLE = "a change of the trial's CPU time within +-{m:g}% (the TOST margin of this study)"
+#: what differs between the RFC's benchmark and the lab's replay of it
+SETUP = ("the RFC measured wall time of its fault/MADV_DONTNEED loop on a 40-CPU, 50G machine; "
+         "the lab replays the loop's charges and prices its CPU time with cost priors and "
+         "1500-6000 cycles of fault work")
+
+
+def judged(preds: dict[str, UncertainResult], p: PcstockParams) -> object:
+    """The RFC's "negligible performance differences" judged on every cgroup count at once
+    (:func:`memcglab.stats.judge`, rule ``qualitative``: the +-margin band)."""
+    band = Measurement(-p.margin_pct, p.margin_pct, 0.0, "%")
+    conf = {plural(c, "cgroup"): {"measured": band, "interval": preds[f"madvise, {c} cgroups"],
+                                  "tolerance": p.margin_pct} for c in p.cgroups}
+    return judge("qualitative", operationalised=NEGLIGIBLE.format(m=p.margin_pct),
+                 differences=SETUP, configurations=conf)
 
 
 def judged_deltas(preds: dict[str, UncertainResult], v: pd.DataFrame,
-                  p: PcstockParams) -> dict[int, object]:
-    """``judge("difference", d, d)`` per cgroup count: seed 003's printed difference ``d``
-    (its table's ``delta_pct``) against the priced interval. The band above is the claim;
-    this asks whether the lab predicts the table's own number."""
-    pub = v[v["source"].str.startswith("published")]
+                  p: PcstockParams, df: pd.DataFrame) -> dict[int, object]:
+    """The table's measured difference at each cgroup count against the priced interval
+    (rule ``measured``): the difference of means widened by its 90% Welch interval (n = 30
+    trials per arm, the table's stddev for both); for a miss, what it would take: each
+    prior's value at which the model's difference reaches the measured one."""
+    pub = v[v["source"].str.startswith("published")].set_index("cgroups")
+    trials = df[df["workload"] == MADVISE]
     out = {}
     for c in p.cgroups:
-        d = pub[pub["cgroups"] == c]["delta_pct"]
-        if len(d) and float(d.iloc[0]) != 0.0:
-            out[c] = judge("difference", float(d.iloc[0]), float(d.iloc[0]),
-                           interval=preds[f"madvise, {c} cgroups"])
+        if c not in pub.index:
+            continue
+        row, res = pub.loc[c], preds[f"madvise, {c} cgroups"]
+        m = Measurement.point(float(row["delta_pct"]), float(row["ci90_half_pct"]), "%")
+        kw = {"measured": m, "interval": res, "difference": True, "tolerance": p.margin_pct}
+        verdict_ = judge("measured", **kw)
+        if verdict_.word == "misses":
+            names = [q.name for q in res.space.priors if q.name in res.space.varying]
+            takes = would_take(madvise_change_fn(trials, c), res.space, names,
+                               float(row["delta_pct"]))
+            verdict_ = judge("measured", would_take=[t for t in takes if t.value is not None]
+                             or takes[:1], **kw)
+        out[c] = verdict_
     return out
 
 
@@ -343,9 +377,8 @@ def summary(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResult]
             out[f"equivalent_{key}_{c}"] = bool(r["equivalent"])
             out[f"welch_p_{key}_{c}"] = float(r["welch_p"])
         out[f"all_equivalent_{key}"] = bool(rows["equivalent"].all())
-    for c, verdict_ in judged(preds, p).items():
-        out[f"judged_madvise_{c}"] = verdict_.word
-    for c, verdict_ in judged_deltas(preds, v, p).items():
+    out["judged_negligible"] = judged(preds, p).word
+    for c, verdict_ in judged_deltas(preds, v, p, df).items():
         out[f"judged_published_delta_{c}"] = verdict_.word
     for key, r in preds.items():
         name = key.replace(", ", "_").replace(" ", "_").replace("/", "_").replace("=", "_")

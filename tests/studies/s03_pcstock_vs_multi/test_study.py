@@ -8,8 +8,8 @@ import pytest
 
 from memcglab.cost import CostParams
 from memcglab.engine import replay_compiled
-from memcglab.stats.verdict_rules import VERDICTS
-from memcglab.studies import CLAIM_KEYS, check_claims, check_counts
+from memcglab.stats import load_rules
+from memcglab.studies import check_claims, check_counts
 from memcglab.studies.s03_pcstock_vs_multi import claims as claims_text
 from memcglab.studies.s03_pcstock_vs_multi import study as study
 from memcglab.studies.s03_pcstock_vs_multi import views as views
@@ -68,7 +68,8 @@ def test_trial_time_is_cycles_and_fault_work(done):
 
 def test_verdict_tests_the_published_table_and_the_simulated_loop(done):
     _, v, _ = done
-    assert list(v["source"].unique()) == ["published (seed 003)", "simulated madvise_fault"]
+    assert list(v["source"].unique()) == ["published (the RFC's table)",
+                                          "simulated madvise_fault"]
     assert list(v[v["source"] == "simulated madvise_fault"]["cgroups"]) == [1, 4]
     assert (v.groupby("source")["unit"].nunique() == 1).all()
 
@@ -146,41 +147,61 @@ def test_priced_madvise_at_the_study_costs_is_the_trial_time_ratio(done):
                                                  * 100).mean()))
 
 
-def test_claims_judge_the_band_and_predict_the_rest(done):
+def test_claims_judge_negligible_the_measured_differences_and_predict_the_rest(done):
     df, v, preds = done
-    rows = check_claims(claims_text.claims(v, preds, SMALL))
-    # the simulated TOST carries seed noise only: an exact-count row with no rules word
-    assert set(rows[0]) == {*CLAIM_KEYS, "kind"} and rows[0]["kind"] == "count-derived"
-    assert "no rules verdict" in rows[0]["verdict"] and rows[0]["verdict"] not in VERDICTS
-    judged = study.judged(preds, SMALL)
-    for c, row in zip(SMALL.cgroups, rows[1:3], strict=True):
-        assert row["kind"] == "priced" and row["verdict"] == judged[c].word
-        assert row["verdict"] in VERDICTS
+    rows = check_claims(claims_text.claims(v, preds, SMALL, df))
+    words = load_rules().words
+    assert rows[0]["rule"] == "qualitative" and rows[0]["verdict"] == \
+        study.judged(preds, SMALL).word
+    assert rows[0]["reason"].startswith("made a number as a change of the trial's CPU time")
+    measured = [r for r in rows if r["rule"] == "measured"]
+    assert [r["claim"] for r in measured] == ["measured difference at 1 cgroup",
+                                              "measured difference at 4 cgroups"]
+    assert all(r["verdict"] in words["measured"] and "Welch p" in r["published"]
+               for r in measured)
     netperf = [r for r in rows if "beyond the RFC" in r["claim"]]
     assert len(netperf) == 1 + 2 + 4 + 2
-    assert all(r["kind"] == "priced" and r["low"] <= r["estimate"] <= r["high"]
-               for r in netperf)
-    assert all(r["verdict"].startswith("prediction") for r in netperf
-               if "cycles" not in r["claim"])
+    assert all(r["rule"] == "prediction" and "verdict" not in r and r["prediction"]
+               and r["low"] <= r["estimate"] <= r["high"] for r in netperf)
+    pooled = next(r for r in netperf if r["claim"].endswith("all scenarios"))
+    alts = [r["prediction"] for r in netperf if "release=" in r["claim"]]
+    if len(set(alts)) > 1:  # the pooled row never hides alternatives that disagree
+        assert pooled["prediction"].startswith("no prediction (the alternatives disagree")
 
 
-def test_the_published_differences_are_judged_as_differences(done):
-    _, v, preds = done
-    got = study.judged_deltas(preds, v, SMALL)
+def test_the_published_differences_are_judged_as_measured_differences(done):
+    df, v, preds = done
+    got = study.judged_deltas(preds, v, SMALL, df)
     assert set(got) == set(SMALL.cgroups)
-    assert all(j.kind == "difference" and j.word in VERDICTS for j in got.values())
+    assert all(j.rule == "measured" and j.word in load_rules().words["measured"]
+               for j in got.values())
+    pub = v[v["source"].str.startswith("published")].set_index("cgroups")
+    for c, j in got.items():  # the measurement is widened by its 90% Welch interval
+        half = pub.loc[c, "ci90_half_pct"]
+        assert j.band == pytest.approx((pub.loc[c, "delta_pct"] - half,
+                                        pub.loc[c, "delta_pct"] + half))
+        assert (j.would_take is not None) == (j.word == "misses")
+
+
+def test_netperf_work_outside_memcg_is_set_by_the_data(done):
+    _, _, preds = done
+    other = preds["netperf, all scenarios"].space["other_cycles"]
+    assert other.source.startswith(("development-set calibration", "memcg: multi-memcg"))
+    assert 3000 < other.low < other.high < 80000
+    # the madvise rows judge the RFC's own table: nothing fitted to it prices them
+    assert preds["madvise, 1 cgroups"].space["fault_cycles"].source.startswith("study 3")
 
 
 def test_summary_and_conclusion_follow_the_numbers(done):
     df, v, preds = done
     s = study.summary(df, v, preds, SMALL)
-    for key in ("delta_pct_madvise_4", "equivalent_published_32", "judged_madvise_4",
+    for key in ("delta_pct_madvise_4", "equivalent_published_32", "judged_negligible",
                 "judged_published_delta_1",
                 "netperf_all_scenarios_median_pct", "netperf_release_task_low_pct",
                 "walks_per_1000_pcstock_task_paired_together"):
         assert key in s, key
     text = claims_text.conclusion(df, v, preds, s, SMALL)
-    assert text.startswith("On seed 003's madvise loop (4 cgroups)")
+    assert text.startswith("On the RFC's madvise loop (4 cgroups)")
     assert "The charging CPU and the softirq CPU are one CPU" in text
     assert f"{preds['netperf, all scenarios'].low:+.1f}" in text
 
