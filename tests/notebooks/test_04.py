@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memcglab.plots import captions
-from memcglab.stats.verdict_rules import VERDICTS
+from memcglab.stats import load_rules
 from memcglab.studies import CLAIM_KEYS, read_claims, read_counts
 from tests.notebooks.outputs import study_outputs
 
@@ -29,8 +29,10 @@ def test_sidecar_has_the_study_results(run):
     assert f"{r['reads_typical']:.0f} times per swap-fail event" in r["conclusion"]
     claims = read_claims(r)
     assert len(claims) == 7 and all(set(CLAIM_KEYS) <= set(c) for c in claims)
-    priced = [c for c in claims if c.get("kind") == "priced"]
-    assert len(priced) == 2 and all(c["verdict"] in VERDICTS for c in priced)
+    priced = [c for c in claims if c["rule"] == "measured"]
+    words = load_rules().words
+    assert len(priced) == 2 and all(c["verdict"] in words["measured"] for c in priced)
+    assert [c["verdict"] for c in claims if c["rule"] == "exact"][:4] == ["matches"] * 4
     assert priced[0]["low"] == r["regression_low_pct"]
     assert len(read_counts(r)) == 4
 

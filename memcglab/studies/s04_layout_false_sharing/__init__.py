@@ -1,7 +1,7 @@
-"""Study 4 (``04_layout_false_sharing.ipynb``): the stock's layout and seed 004's false sharing.
+"""Study 4 (``04_layout_false_sharing.ipynb``): the stock's layout and vmstats/events false sharing.
 
 The 0x88-byte stock per era, slots per cache line, and the ``vmstats_percpu`` false
-sharing of seed 004, counted by the MESI simulator, bounded and priced.
+sharing of the false-sharing fix, counted by the MESI simulator, bounded and priced.
 
 * :mod:`~memcglab.studies.s04_layout_false_sharing.study`: the parameters
   (:class:`LayoutParams`), the layouts per era, the coherence runs and the priced loss;

@@ -1,4 +1,4 @@
-"""Seed 004 counted, bounded and priced: transfers per swap-fail event and what they cost.
+"""The vmstats/events false sharing counted, bounded and priced: transfers per swap-fail event.
 
 **Counts.** The MESI simulator replays the mremap stream
 (:func:`memcglab.workloads.mremap_pageout`) over each layout at a grid of
@@ -25,10 +25,13 @@ Poisson processes, a read would miss with the probability that a remote write ca
 since the CPU's previous access, giving ``w + r w (N - 1) / (w (N - 1) + r + w)``
 (:func:`poisson_estimate`), which the simulator should approach.
 
-**Price.** Per event and era ``e``, with ``T`` transfers, ``X`` extra sharers the
-transfers contend with, and ``M`` read misses of ``vmstats_percpu``:
+**Price.** Each CPU runs one stressor instance: a closed loop of its own work per
+swap-fail event and the shared line's transfers, one FCFS station that every CPU queues
+for (:func:`memcglab.queueing.mva_at`, exact MVA at ``N`` CPUs). Per own event and era
+``e``, with ``T`` transfers, ``X`` extra sharers the transfers contend with and ``M`` read
+misses of ``vmstats_percpu``, the line is held for
 
-``cycles_e = c2c * T + per_sharer * X + waiters * lock_fraction * c2c * M``
+``line_e = (c2c * T + per_sharer * X) / hz`` seconds
 
 ``c2c`` is the transfer cost (``c2c_transfer``), ``per_sharer`` the extra cycles of an
 atomic on a line each further sharer adds (``contended_rmw_per_sharer``; the event
@@ -37,16 +40,19 @@ counters are ``atomic_long_inc``). ``X`` is a modelling alternative
 one a plain transfer takes (``I - Wt``, invalidations less write transfers);
 ``"writes and reads"`` adds, for every read miss, the other CPUs missing on the same
 write (``M * (M / W - 1)``, ``W`` the writes to the shared line): as if each write's
-readers arrived together and queued at the line's home (the upper view: in the
-stream they spread over the gap between writes). ``lock_fraction`` is the share of
-the loads made with the lruvec ``lru_lock`` held
-(:func:`memcglab.workloads.mremap_stats.lock_fraction`), and ``waiters`` the CPUs
-queued on that lock, each delayed by a miss inside the critical section. The
-parent kernel spends ``work = N * cpu_ghz * 1e9 / swap_fail_rate`` cycles of machine
-time per event; a layout's loss against the parent is ``100 * D / (work + D)``
-with ``D = cycles_e - cycles_parent`` (in %, positive = slower). :func:`loss_pct`
+readers arrived together and queued at the line's home. A miss inside the lruvec
+``lru_lock`` delays the CPUs queued on that lock: ``stretch_e = waiters * lock_fraction
+* c2c * M / hz`` seconds of CPU delay per event (``lock_fraction`` the share of the loads
+made with the lock held, :func:`memcglab.workloads.mremap_stats.lock_fraction`).
+
+The CPU's own work per event is set so that the parent layout's network runs at the
+published event rate (``swap_fail_rate``, all CPUs together); a layout's loss against the
+parent is ``100 * (1 - X_e / X_parent)`` in % (positive = slower). :func:`loss_pct`
 evaluates it for thousands of parameter points at once, so
-:func:`memcglab.uncertainty.summarise` can propagate the priors.
+:func:`memcglab.uncertainty.summarise` can propagate the priors, and
+:func:`line_utilisation` gives the line's offered load at the parent's event rate: at 1 or
+more the line could not carry the parent's rate at all, and a price that needs it lies
+where the model saturates.
 
 >>> ceiling([10.0, 1000.0], cpus=176).tolist()
 [11.0, 176.0]
@@ -62,12 +68,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from memcglab.queueing import mva_at
 from memcglab.uncertainty import SEED, Alternative, Draws, Prior, Space
 from memcglab.workloads.mremap_stats import READ_RANGE, ReadRange, lock_fraction
 
 __all__ = ["COUNT_COLUMNS", "PRICE_INPUTS", "SHARER_GROWTH", "CountTable", "at_ceiling",
-           "ceiling",
-           "cycles_per_event", "loss_pct", "poisson_estimate", "pricing_space", "study_priors"]
+           "ceiling", "cycles_per_event", "identical", "line_utilisation", "loss_pct",
+           "poisson_estimate", "pricing_space", "study_priors"]
 
 #: per-event counts the price needs, as columns of a runs frame
 COUNT_COLUMNS = ("transfers_per_event", "write_transfers_per_event", "invalidations_per_event",
@@ -156,32 +163,73 @@ class CountTable:
         return out
 
 
+def identical(counts: CountTable, a: str, b: str) -> bool:
+    """Whether eras ``a`` and ``b`` have the same counts in every column, seed and rate:
+    then any price of one against the other is zero by construction."""
+    return all(np.array_equal(counts.values[(a, c)], counts.values[(b, c)])
+               for c in COUNT_COLUMNS)
+
+
 def _seed_index(counts: CountTable, d: Draws) -> np.ndarray:
     if SEED not in d.index:
         return np.zeros(d.n, dtype=np.intp)
     return np.searchsorted(np.asarray(counts.seeds), np.asarray(d[SEED], dtype=int))
 
 
-def cycles_per_event(counts: CountTable, era: str, d: Draws) -> np.ndarray:
-    """Coherence cycles per swap-fail event of ``era`` at each point of ``d`` (module doc)."""
+def _hold(counts: CountTable, era: str, d: Draws) -> tuple[np.ndarray, np.ndarray]:
+    """Seconds per own event that ``era``'s transfers hold the shared line, and the lock
+    stretch's CPU delay per event (module doc)."""
     s, r = _seed_index(counts, d), d["reads_per_event"]
     t, wt, inv, miss, writes = (counts.at(era, c, r, s) for c in COUNT_COLUMNS)
-    c2c = d["c2c_transfer"]
+    c2c, hz = d["c2c_transfer"], d["cpu_ghz"] * 1e9
     extra = np.maximum(inv - wt, 0.0)
     if "sharer_growth" in d:
         together = miss / np.maximum(writes, 1e-12)  # readers missing per write
         reads = np.asarray(d.index["sharer_growth"]) == SHARER_GROWTH.options.index(
             "writes and reads")
         extra = extra + np.where(reads, miss * np.maximum(together - 1.0, 0.0), 0.0)
-    return (c2c * t + d["contended_rmw_per_sharer"] * extra
-            + d["lock_waiters"] * d["lock_fraction"] * c2c * miss)
+    line = (c2c * t + d["contended_rmw_per_sharer"] * extra) / hz
+    stretch = d["lock_waiters"] * d["lock_fraction"] * c2c * miss / hz
+    return line, stretch
+
+
+def cycles_per_event(counts: CountTable, era: str, d: Draws) -> np.ndarray:
+    """Coherence cycles per swap-fail event of ``era`` at each point of ``d``: the line's
+    hold time and the lock stretch, before any queueing."""
+    line, stretch = _hold(counts, era, d)
+    return (line + stretch) * d["cpu_ghz"] * 1e9
+
+
+def _throughput(line: np.ndarray, think: np.ndarray, cpus: int) -> np.ndarray:
+    return mva_at(line[:, None], think, np.full(line.size, cpus)).throughput
+
+
+def _own_work(counts: CountTable, d: Draws, cpus: int) -> np.ndarray:
+    """Each CPU's own work per event (s) that runs the parent's network at the published
+    rate: a fixed point of ``Z += period - N / X(Z)`` (the parent's line is lightly
+    used, so it settles in a few steps)."""
+    period = cpus / np.asarray(d["swap_fail_rate"], dtype=float)
+    line, stretch = _hold(counts, "parent", d)
+    z = np.maximum(period - line - stretch, 1e-12)
+    for _ in range(6):
+        z = np.maximum(z + period - cpus / _throughput(line, z + stretch, cpus), 1e-12)
+    return z
 
 
 def loss_pct(counts: CountTable, era: str, d: Draws, cpus: int) -> np.ndarray:
     """Throughput loss of ``era`` against ``parent`` in % at each point (module doc)."""
-    work = cpus * d["cpu_ghz"] * 1e9 / d["swap_fail_rate"]
-    extra = cycles_per_event(counts, era, d) - cycles_per_event(counts, "parent", d)
-    return 100.0 * extra / (work + extra)
+    z = _own_work(counts, d, cpus)
+    line_p, stretch_p = _hold(counts, "parent", d)
+    line_e, stretch_e = _hold(counts, era, d)
+    x_p = _throughput(line_p, z + stretch_p, cpus)
+    x_e = _throughput(line_e, z + stretch_e, cpus)
+    return 100.0 * (1.0 - x_e / x_p)
+
+
+def line_utilisation(counts: CountTable, era: str, d: Draws) -> np.ndarray:
+    """The shared line's offered load at the parent's event rate: ``rate * line_e``."""
+    line, _ = _hold(counts, era, d)
+    return np.asarray(d["swap_fail_rate"], dtype=float) * line
 
 
 def study_priors(hardware: Mapping[str, Prior], reads: ReadRange = READ_RANGE,
@@ -208,7 +256,7 @@ def study_priors(hardware: Mapping[str, Prior], reads: ReadRange = READ_RANGE,
               "batched adds and frees) at 333k events/s and 0.2-1 us holds give rho near "
               "0.3; each waiter is delayed once by a miss inside the lock"),
         Prior("swap_fail_rate", "events/s", 0.9 * swap_fail_rate, swap_fail_rate,
-              1.1 * swap_fail_rate, "triangular", "seed 004: 'about 20 million "
+              1.1 * swap_fail_rate, "triangular", "the false-sharing fix: 'about 20 million "
               "MEMCG_SWAP_FAIL updates per 60-second run'", "'about' read as +-10%"),
     ]
 

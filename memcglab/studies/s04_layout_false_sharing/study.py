@@ -1,18 +1,18 @@
-"""Study 4: the charge stock's layout, slots per cache line, and seed 004's false sharing.
+"""Study 4: the charge stock's layout, slots per cache line, and vmstats/events false sharing.
 
 **The stock per era.** ``struct memcg_stock_pcp`` from v6.14 to the 2026 round-robin
 stock (:mod:`memcglab.layout.catalogue`), its size, and the cache lines a slot
 lookup (lock, ``nr_pages[]``, ``cached[]``) touches under the per-CPU definition
 each era used: ``DEFINE_PER_CPU`` gives only the type's 8-byte alignment,
-``DEFINE_PER_CPU_ALIGNED`` a whole line. Vlastimil Babka's review of the
-multi-memcg stock (seed 000, 30 Apr 2025) printed ``objdump -t vmlinux`` for both
-(published table ``seed000_percpu_placement``); their addresses are placements this
-study lays the stock at (:func:`placement_address`).
+``DEFINE_PER_CPU_ALIGNED`` a whole line. Vlastimil Babka's review of the multi-memcg
+stock (30 Apr 2025, ``f3e0c710-0815-44ad-844c-0e8a079bf663@suse.cz``) printed ``objdump
+-t vmlinux`` for both (published table ``seed000_percpu_placement``); their addresses
+are placements this study lays the stock at (:func:`placement_address`).
 
 **Slots per line.** The same lookup for ``NR_MEMCG_STOCK`` = 1..32
 (:func:`memcglab.layout.percpu.slot_table`).
 
-**Seed 004.** The stress-ng mremap stressor's struct mem_cgroup accesses
+**The false-sharing fix.** The stress-ng mremap stressor's struct mem_cgroup accesses
 (:func:`memcglab.workloads.mremap_pageout`) at the ``vmstats_percpu`` read rate derived
 from the kernel paths of one stressor iteration
 (:mod:`memcglab.workloads.mremap_stats`), replayed through the MESI simulator over the
@@ -39,19 +39,22 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 
 from memcglab.cost import CostParams, throughput
-from memcglab.hardware import MachineProfile, load_profile, profiles
+from memcglab.hardware import MachineProfile, load_profile
 from memcglab.layout.catalogue import CATALOGUE, era_text, struct_layout
 from memcglab.layout.layout import CACHELINE
 from memcglab.layout.percpu import LOOKUP_FIELDS, lookup_lines, slot_table
 from memcglab.layout.scenario import SEED004_FIELDS, run_stream
 from memcglab.published import load
+from memcglab.stats import Take
+from memcglab.studies.common.judging import would_take
 from memcglab.studies.s04_layout_false_sharing.pricing import (
     CountTable,
     at_ceiling,
     ceiling,
+    identical,
+    line_utilisation,
     loss_pct,
     poisson_estimate,
     pricing_space,
@@ -239,28 +242,35 @@ def priced(sweep: pd.DataFrame, cpus: int, profile: MachineProfile, n: int = 102
 
 def needed(sweep: pd.DataFrame, cpus: int, profile: MachineProfile, target: float,
            names: Sequence[str] = ("c2c_transfer", "lock_waiters", "contended_rmw_per_sharer"),
-           reach: float = 1000.0) -> dict[str, float | None]:
-    """The value of each input in ``names`` at which the blamed layout's loss reaches
-    ``target`` % with every other input typical: searched from the prior's ``low`` up to
-    ``reach`` times its ``high``, so it may lie outside the prior (None: not even there)."""
+           reach: float = 100.0) -> list[Take]:
+    """What it would take: the value of each input in ``names`` at which the blamed layout's
+    loss reaches ``target`` % with every other input typical, searched up to ``reach``
+    times its prior's high; marked infeasible where the shared line's offered load at the
+    parent's event rate is 1 or more there (the line could not carry the parent's rate:
+    the model's queue is saturated before the loss is reached)."""
     counts = CountTable.from_runs(sweep)
     space = pricing_space(profile.priors, counts.seeds)
 
-    def gap(name: str, x: float) -> float:
-        return float(at_fixed(lambda d: loss_pct(counts, "blamed", d, cpus), space,
-                              {name: np.array([x])})[0]) - target
+    def saturated(name: str, x: float) -> str:
+        u = float(at_fixed(lambda d: line_utilisation(counts, "blamed", d), space,
+                           {name: np.array([x])})[0])
+        return (f"the shared line's offered load would be {u:.2f} at the parent's event rate"
+                if u >= 1.0 else "")
 
-    out: dict[str, float | None] = {}
-    for name in names:
-        p = space[name]
-        lo, hi = float(p.low), float(p.high) * reach if p.high > 0 else reach
-        out[name] = (float(optimize.brentq(lambda x, n=name: gap(n, x), lo, hi, xtol=1e-6))
-                     if gap(name, lo) * gap(name, hi) < 0 else None)
-    return out
+    return would_take(lambda d: loss_pct(counts, "blamed", d, cpus), space, list(names),
+                      target, infeasible=saturated, reach=reach)
+
+
+def utilisation(sweep: pd.DataFrame, profile: MachineProfile, n: int = 1024) -> np.ndarray:
+    """The blamed layout's shared-line offered load at the parent's event rate, over the
+    propagation's draws (the share at or above 1 is the share the line saturates)."""
+    counts = CountTable.from_runs(sweep)
+    space = pricing_space(profile.priors, counts.seeds)
+    return line_utilisation(counts, "blamed", space.sample(n, seed=0))
 
 
 def seed004_claim() -> tuple[float, float, float]:
-    """Seed 004's published regression, boot-to-boot spread and fix gap, in %."""
+    """The false-sharing fix's published regression, boot-to-boot spread and fix gap, in %."""
     q = load("seed004_false_sharing").frame.set_index("quantity")["value"]
     return tuple(float(q[k]) for k in ("median_mremap_throughput_regression",
                                        "boot_to_boot_spread", "fixed_gap_to_parent"))
@@ -270,7 +280,7 @@ def seed004_claim() -> tuple[float, float, float]:
 class LayoutParams:
     """The problem sizes of study 4. Each default says where it comes from."""
 
-    #: the mremap stream: seed 004's 176 CPUs and 20 million events per 60 s, at the
+    #: the mremap stream: the false-sharing fix's 176 CPUs and 20 million events per 60 s, at the
     #: derived typical vmstats_percpu read rate (memcglab.workloads.mremap_stats).
     stream: MremapPageoutSpec = field(default_factory=MremapPageoutSpec)
     #: stream seeds, the simulated "boots": their spread is the simulation's own noise.
@@ -286,7 +296,8 @@ class LayoutParams:
     sweep_duration: float = 0.01
     #: seeds per sweep point (the seed factor of the propagation).
     sweep_seeds: int = 3
-    #: the machine profile the hardware priors come from (data/hardware/profiles).
+    #: the machine profile the hardware priors come from: a shipped profile's name
+    #: (data/hardware/profiles) or a profile file's path.
     profile: str = "seed004-176cpu-1socket"
     #: points of the quasi-random propagation (a power of 2).
     samples: int = 1024
@@ -298,9 +309,7 @@ class LayoutParams:
             value = getattr(self, name)
             if not _is_int(value) or not 1 <= value <= 100:
                 raise ValueError(f"{name}={value!r}: must be an integer between 1 and 100")
-        if self.profile not in profiles():
-            raise ValueError(f"profile={self.profile!r}: unknown; valid: "
-                             f"{', '.join(profiles())}")
+        load_profile(self.profile)  # a shipped name or a file; its error names the field
         if not self.cpu_hz > 0:
             raise ValueError(f"cpu_hz={self.cpu_hz}: must be > 0 (cycles per second)")
         if len(self.reads) < 2 or min(self.reads) <= 0:
@@ -346,12 +355,17 @@ class LayoutResults:
     sweep: pd.DataFrame
     derivation: pd.DataFrame
     priced: dict[str, UncertainResult]
-    #: input -> its value at which the regression reaches the published one (:func:`needed`)
-    needed: dict[str, float | None]
+    #: what it would take to reach the published regression (:func:`needed`)
+    needed: list[Take]
+    #: the blamed layout's shared-line offered load over the draws (:func:`utilisation`)
+    utilisation: np.ndarray
+    #: whether the fixed layout's counts equal the parent's (its gap is then 0 by
+    #: construction, not a check)
+    fixed_identical: bool
 
 
 def run(p: LayoutParams) -> LayoutResults:
-    """Lay out the stocks, tabulate slots per line, replay the seed 004 stream at the
+    """Lay out the stocks, tabulate slots per line, replay the false-sharing fix's stream at the
     derived read rate and over the sweep, and price the sweep over the priors."""
     runs = coherence_runs(p.stream, p.seeds)
     swept = replace(p.stream, duration=min(p.sweep_duration, p.stream.duration))
@@ -361,7 +375,9 @@ def run(p: LayoutParams) -> LayoutResults:
                          regressions(runs, p.stream, p.cpu_hz, p.cost), sweep,
                          pd.DataFrame(path_table()),
                          priced(sweep, p.stream.cpus, profile, p.samples),
-                         needed(sweep, p.stream.cpus, profile, seed004_claim()[0]))
+                         needed(sweep, p.stream.cpus, profile, seed004_claim()[0]),
+                         utilisation(sweep, profile, p.samples),
+                         identical(CountTable.from_runs(sweep), "fixed", "parent"))
 
 
 def lookup_span(r: LayoutResults, definition: str) -> int:

@@ -2,9 +2,10 @@
 
 :mod:`memcglab.studies.s04_layout_false_sharing.study` computes; this module only shows and judges.
 Published numbers arrive here as arguments or through the judges: the verdict table of
-:func:`verdict` (:func:`memcglab.stats.verdicts.verdict_004_rules`, the pre-registered
-rules) and seed 004's published table (for the vmpressure sizes), read by the
-notebook; the objdump placements come with the results
+:func:`verdict` (:func:`memcglab.stats.judge` on the regression, widened by its published
+boot-to-boot spread, and on the fixed layout's gap) and the false-sharing fix's published
+table (for the vmpressure sizes), read by the notebook; the objdump placements come with
+the results
 (:func:`memcglab.studies.s04_layout_false_sharing.study.placements`). The thread's words are quoted
 from the published table ``thread_quotes`` (:func:`memcglab.published.quote`).
 """
@@ -20,10 +21,11 @@ import seaborn as sns
 
 from memcglab.layout.catalogue import struct_layout
 from memcglab.layout.layout import CACHELINE
-from memcglab.published import quote
-from memcglab.stats.verdicts import verdict_004_rules
-from memcglab.studies import claim_row, count_row
+from memcglab.published import load, quote
+from memcglab.stats import Measurement, judge, load_rules, option_intervals
+from memcglab.studies import claim_row, count_row, interval_columns
 from memcglab.studies.common.figures import new_figure
+from memcglab.studies.common.sources import FALSE_SHARING, MULTI, name
 from memcglab.studies.s04_layout_false_sharing.pricing import ceiling, poisson_estimate
 from memcglab.studies.s04_layout_false_sharing.study import (
     ERAS_004,
@@ -31,6 +33,7 @@ from memcglab.studies.s04_layout_false_sharing.study import (
     lookup_span,
     max_slots_in_one_line,
     placement_address,
+    seed004_claim,
 )
 from memcglab.uncertainty import sensitivity_figure
 from memcglab.workloads.mremap_stats import READ_RANGE
@@ -125,8 +128,8 @@ def figure_seed004(r: LayoutResults) -> tuple[plt.Figure, str]:
         axis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
         axis.set_minor_formatter(mticker.NullFormatter())
     ax[1].legend(fontsize="small", loc="upper left")
-    fig.suptitle(f"Seed 004 on {cpus} CPUs: the blamed layout's extra transfers (left) and "
-                 "the shared line's transfers against the read rate (right)",
+    fig.suptitle(f"vmstats/events false sharing on {cpus} CPUs: the blamed layout's extra "
+                 "transfers (left) and the shared line's transfers against the read rate (right)",
                  fontsize="medium")
     t = r.runs.groupby("era")["transfers_per_event"].mean()
     at = b[np.isclose(b["reads_per_event"], READ_RANGE.typical)]
@@ -153,9 +156,36 @@ def figure_sensitivity(r: LayoutResults) -> tuple[plt.Figure, str]:
                               "blamed layout's mremap throughput loss vs parent")
 
 
+def _judged(r: LayoutResults) -> dict:
+    """The regression and the fixed layout's gap, judged (rule ``measured``)."""
+    pub, spread, gap = seed004_claim()
+    reg, fix = r.priced["regression"], r.priced["fixed_gap"]
+    return {
+        "regression": judge("measured", measured=Measurement.point(pub, spread, "%"),
+                            interval=reg, difference=True,
+                            alternatives=option_intervals(reg), would_take=r.needed),
+        "fixed_gap": judge(
+            "measured", measured=Measurement(-gap, gap, 0.0, "%"), interval=fix,
+            degenerate=("the fixed and the parent layouts put the two fields on separate "
+                        "lines and have the same counts, so the model's gap is 0 by "
+                        "construction") if r.fixed_identical else None)}
+
+
 def verdict(r: LayoutResults) -> pd.DataFrame:
-    """The regression and the fix judged by the pre-registered rules."""
-    return verdict_004_rules(r.priced["regression"], r.priced["fixed_gap"])
+    """The regression and the fix, judged: one row each, with the measurement as judged
+    (the regression widened by the published boot-to-boot spread)."""
+    pub, spread, gap = seed004_claim()
+    rows = []
+    for name_, v in _judged(r).items():
+        res = r.priced[name_]
+        low, high = (pub, pub) if name_ == "regression" else (-gap, gap)
+        rows.append({"quantity": name_, "median_pct": res.median, "low_pct": res.low,
+                     "high_pct": res.high, "p_holds": v.p_holds, "p_text": v.p_text,
+                     "driver": res.driver, "published_low_pct": low, "published_high_pct": high,
+                     "noise_band_pct": spread if name_ == "regression" else 0.0,
+                     "verdict": v.word, "reason": v.reason, "would_take": v.would_take,
+                     "rules_sha256": v.rules_sha256})
+    return pd.DataFrame(rows)
 
 
 def _era(r: LayoutResults, era: str, col: str):
@@ -185,7 +215,10 @@ def summary(r: LayoutResults) -> dict:
         "v616_sizeof": int(r.eras.set_index("era").loc["v6.16", "sizeof"]),
         **{f"same_line_{e}": bool(_era(r, e, "same_line")) for e in ERAS_004},
         **{f"memcg_sizeof_{e}": int(_era(r, e, "sizeof")) for e in ERAS_004},
-        **{f"needed_{k}": x for k, x in r.needed.items() if x is not None},
+        **{f"needed_{t.name}": t.value for t in r.needed if t.value is not None},
+        "line_utilisation_median": float(np.median(r.utilisation)),
+        "line_saturated_share": float((r.utilisation >= 1.0).mean()),
+        "fixed_identical_to_parent": bool(r.fixed_identical),
         "vmpressure_sizeof_parent": struct_layout("vmpressure", "parent").size,
         "vmpressure_sizeof_blamed": struct_layout("vmpressure", "blamed").size,
         "reads_low": READ_RANGE.low, "reads_typical": READ_RANGE.typical,
@@ -229,74 +262,77 @@ def _q(frame: pd.DataFrame, quantity: str) -> float:
     return float(frame.set_index("quantity").loc[quantity, "value"])
 
 
-def _break_even(res) -> str:
-    return "; ".join(res.crossings().values()) or "none in prior range (others typical)"
-
-
-def _priced_row(what: str, published: str, res, v: pd.Series) -> dict:
-    cols = res.as_claim_columns()
-    st = res.sobol_total.get(res.driver, np.nan)
-    return claim_row(what, published, f"{res.describe('{:.3g}')}; P(claim holds) = "
-                     f"{res.p_holds:.2f}; driver {cols['driver']}", str(v["verdict"]),
-                     kind="priced", estimate=res.median, low=res.low, high=res.high, unit="%",
-                     p_holds=res.p_holds, driver=res.driver,
-                     driver_st=float(st) if np.isfinite(st) else None,
-                     break_even=_break_even(res))
+def _exact(claim: str, source: str, published: str, simulated: str, computed, value,
+           comparable: bool = True, config: str = "") -> dict:
+    kw = {"comparable": False, "config": config} if not comparable else {}
+    return claim_row(claim, name(source), published, simulated,
+                     judge("exact", computed=computed, published=value, **kw))
 
 
 def claims(r: LayoutResults, verdict: pd.DataFrame, published: pd.DataFrame
            ) -> list[dict]:
-    """Seed 000's layout claims and seed 004's, judged; ``published`` is seed 004's table."""
+    """The layout claims of the multi-memcg stock's review and of the false-sharing fix,
+    every verdict from :func:`memcglab.stats.judge`; ``published`` is the fix's table."""
     s = summary(r)
     size, osize = s["stock_2025_04_sizeof"], s["objdump_sizeof"]
-    ok = size == osize and s["unaligned_lookup_lines"] > 1 and s["aligned_lookup_lines"] == 1
     at = {d: f"...{placement_address(d, r) & 0xfff:03x}" for d in r.placements["definition"]}
-    rows = [claim_row(
-        "seed 000 (review, Vlastimil Babka): DEFINE_PER_CPU leaves the stock 32-byte aligned",
-        f"objdump: memcg_stock {osize:#x} bytes at {at['DEFINE_PER_CPU']} "
+    rows = [_exact(
+        "DEFINE_PER_CPU leaves the stock 32-byte aligned; sizeof(memcg_stock) is 0x88", MULTI,
+        f"objdump (Vlastimil Babka): memcg_stock {osize:#x} bytes at {at['DEFINE_PER_CPU']} "
         f"(\"{quote('percpu_aligned_32_only')}\"); at {at['DEFINE_PER_CPU_ALIGNED']} with "
         "_ALIGNED",
-        f"layout {size} ({size:#x}) bytes; lookup touches {s['unaligned_lookup_lines']} lines at "
-        f"phase {s['unaligned_phase_bytes']}, {s['aligned_lookup_lines']} aligned",
-        "reproduced" if ok else "not reproduced")]
+        f"layout {size} ({size:#x}) bytes; at that phase a lookup touches "
+        f"{s['unaligned_lookup_lines']} lines, {s['aligned_lookup_lines']} aligned",
+        size, osize)]
     n = s["max_slots_one_line"]
-    rows.append(claim_row(
-        "seed 000 (fix 4): NR_MEMCG_STOCK = 7 keeps the slots in one cache line",
-        f'"{quote("nr_memcg_stock_one_line")}"',
-        f"aligned, a lookup stays in one line for up to {n} slots",
-        "confirmed: 7 is the most that fit" if n == 7 else f"not confirmed: {n} fit"))
+    rows.append(_exact(
+        "NR_MEMCG_STOCK = 7 keeps the cached memcgs and nr_pages in one cache line", MULTI,
+        f'fix 4: "{quote("nr_memcg_stock_one_line")}" (NR_MEMCG_STOCK 7)',
+        f"aligned, a lookup stays in one line for up to {n} slots", n, 7))
     before, after = _q(published, "vmpressure_size_before"), _q(published,
                                                                  "vmpressure_size_after")
     sim = (s["vmpressure_sizeof_parent"], s["vmpressure_sizeof_blamed"])
+    rows.append(_exact(
+        "struct vmpressure shrank (CONFIG_MEMCG_V1=n)", FALSE_SHARING,
+        f"{before:g} -> {after:g} bytes", f"{sim[0]} -> {sim[1]} bytes", sim,
+        (int(before), int(after))))
+    lines = tuple("one line" if s[f"same_line_{e}"] else "apart" for e in ERAS_004)
+    rows.append(_exact(
+        "the blamed commit put memory_events_local[8] and vmstats_percpu on one line",
+        FALSE_SHARING, f'"{quote("blamed_same_line")}" (parent apart, fix apart again)',
+        ", ".join(f"{e}: {w}" for e, w in zip(ERAS_004, lines, strict=True)), lines,
+        ("apart", "one line", "apart")))
+    judged = _judged(r)
+    reg, fix = r.priced["regression"], r.priced["fixed_gap"]
+    pub, spread, gap = seed004_claim()
+    u = r.utilisation
     rows.append(claim_row(
-        "seed 004: struct vmpressure shrank (CONFIG_MEMCG_V1=n)",
-        f"{before:g} -> {after:g} bytes", f"{sim[0]} -> {sim[1]} bytes",
-        "reproduced" if sim == (before, after) else "not reproduced"))
-    lines = ", ".join(f"{e}: {'one line' if s[f'same_line_{e}'] else 'apart'}"
-                      for e in ERAS_004)
-    ok = not s["same_line_parent"] and s["same_line_blamed"] and not s["same_line_fixed"]
+        "median mremap throughput regression of the blamed commit", name(FALSE_SHARING),
+        f"{pub:g}% (boot-to-boot spread up to {spread:g}%)",
+        f"{reg.describe('{:.3g}')} through the shared line's queue; its offered load at the "
+        f"parent's rate is {np.median(u):.2f} (median; at least 1 in {(u >= 1).mean():.0%} "
+        "of draws)", judged["regression"],
+        measurement=Measurement.point(pub, spread, "%").text(load_rules()),
+        **interval_columns(reg, "%")))
     rows.append(claim_row(
-        "seed 004: the blamed commit put memory_events_local[8] and vmstats_percpu on one line",
-        f'"{quote("blamed_same_line")}"', lines, "reproduced" if ok else "not reproduced"))
-    v = verdict.set_index("quantity")
-    reg = v.loc["regression"]
-    rows.append(_priced_row(
-        "seed 004: median mremap throughput regression",
-        f"{reg['published_low_pct']:g}% (boot-to-boot spread up to {reg['noise_band_pct']:g}%)",
-        r.priced["regression"], reg))
-    fix = v.loc["fixed_gap"]
-    rows.append(_priced_row(
-        f"seed 004: the fix within {fix['published_high_pct']:g}% of the parent",
-        f"within {fix['published_high_pct']:g}% (band [{fix['published_low_pct']:g}, "
-        f"{fix['published_high_pct']:g}]%)", r.priced["fixed_gap"], fix))
+        f"the fix within {gap:g}% of the parent", name(FALSE_SHARING),
+        f'"{_claimed("fix_within_noise")}"',
+        f"{fix.describe('{:.3g}')}", judged["fixed_gap"],
+        measurement=f"within ±{gap:g}%", **interval_columns(fix, "%")))
     grow = s["memcg_sizeof_fixed"] - s["memcg_sizeof_blamed"]
-    rows.append(claim_row(
-        "seed 004: the fix does not grow struct mem_cgroup",
+    rows.append(_exact(
+        "the fix does not grow struct mem_cgroup (in the tested configuration)", FALSE_SHARING,
         f'"{quote("fix_keeps_memcg_size")}"',
         f"{s['memcg_sizeof_blamed']} -> {s['memcg_sizeof_fixed']} bytes from memory on "
-        "(catalogue default config)",
-        "reproduced" if grow <= 0 else f"not reproduced here: {grow:+d} bytes"))
+        f"({grow:+d}) in the catalogue's default configuration", grow, 0, comparable=False,
+        config="the tested configuration is not stated; the catalogue's default "
+               "(CONFIG_ZSWAP=y) and the pre-fix tree's inferred high_irq_work member give "
+               f"{grow:+d} bytes"))
     return rows
+
+
+def _claimed(claim_id: str) -> str:
+    return str(load("claims").frame.set_index("claim_id").loc[claim_id, "quote"])
 
 
 def conclusion(r: LayoutResults, verdict: pd.DataFrame) -> str:
@@ -311,15 +347,8 @@ def conclusion(r: LayoutResults, verdict: pd.DataFrame) -> str:
     lines = ("the changelog's line sharing (apart, one line, apart) is reproduced" if
              not s["same_line_parent"] and s["same_line_blamed"] and not s["same_line_fixed"]
              else "the layouts do not reproduce the changelog's line sharing")
-    be = res.crossings()
-    flips = ("; with the others typical, it reaches the published value only at "
-             + ", ".join(be.values())
-             if be else "; no single input inside its prior range brings it to the "
-             "published value")
-    far = [f"{k} = {x:.3g} {res.space[k].unit} (prior high {res.space[k].high:g})"
-           for k, x in r.needed.items() if x is not None and x > res.space[k].high]
-    if far:
-        flips += "; it would take " + " or ".join(far)
+    takes = "; ".join(t.text() for t in r.needed)
+    u = r.utilisation
     return " ".join([
         f"The 2025-04 stock is {size} bytes ({size:#x}), {as_printed} objdump printed; placed "
         f"{s['unaligned_phase_bytes']} bytes into a line as DEFINE_PER_CPU left it, its lookup "
@@ -328,20 +357,23 @@ def conclusion(r: LayoutResults, verdict: pd.DataFrame) -> str:
         f"Aligned, a lookup fits one line for up to {s['max_slots_one_line']} slots; without "
         f"the alignment {straddle} of the {s['eras']} eras' lookups can straddle a line "
         "boundary.",
-        f"In seed 004's layouts {lines}.",
+        f"In the false-sharing fix's three layouts {lines}.",
         f"The stressor's statistics paths load vmstats_percpu {s['reads_typical']:.0f} times "
         f"per swap-fail event on every CPU (derived range {s['reads_low']:.1f}-"
         f"{s['reads_high']:.0f}); the blamed layout then costs "
         f"{s['transfers_per_event_blamed'] - s['transfers_per_event_parent']:.1f} extra "
         f"transfers per event ({s['line_misses_per_cpu_per_event']:.1f} misses per CPU per "
         f"own event, under the ceiling's {s['misses_ceiling_per_cpu_per_event']:.0f}).",
-        f"Priced over the {r.params.profile} profile's priors, the regression is "
-        f"{res.describe('{:.2g}')} against the published {reg['published_low_pct']:g}%: "
-        f"{reg['verdict']} ({reg['reason']}); P(within the {reg['noise_band_pct']:g}% "
-        f"spread) = {res.p_holds:.2f}; driver {res.as_claim_columns()['driver']}{flips}.",
+        f"Priced through the shared line's queue (each CPU's stressor a closed loop of its "
+        f"own work and the line) over the {r.params.profile} profile's priors, the "
+        f"regression is {res.describe('{:.2g}')}; against the published "
+        f"{reg['published_low_pct']:g}% with its {reg['noise_band_pct']:g}% boot-to-boot "
+        f"spread the model {reg['verdict']} ({reg['reason']}); P(inside) = {reg['p_text']}; "
+        f"driver {res.as_claim_columns()['driver']}. The line's offered load at the "
+        f"parent's rate is {np.median(u):.2f} (median), at least 1 in {(u >= 1).mean():.0%} "
+        f"of draws. What it would take to reach {reg['published_low_pct']:g}%: {takes}.",
         f"Even if every load of the shared line missed (the ceiling), it would be "
-        f"{r.priced['regression_ceiling'].describe('{:.2g}')}, P(within the spread) = "
-        f"{r.priced['regression_ceiling'].p_holds:.2f}.",
+        f"{r.priced['regression_ceiling'].describe('{:.2g}')}.",
         f"The fixed layout's gap is {r.priced['fixed_gap'].describe('{:.2g}')}: "
-        f"{fix['verdict']} against 'within {fix['published_high_pct']:g}%'.",
+        f"{fix['verdict']} ({fix['reason']}).",
     ])

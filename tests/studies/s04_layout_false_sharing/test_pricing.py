@@ -21,6 +21,8 @@ from memcglab.studies.s04_layout_false_sharing.pricing import (
     at_ceiling,
     ceiling,
     cycles_per_event,
+    identical,
+    line_utilisation,
     loss_pct,
     poisson_estimate,
     pricing_space,
@@ -105,11 +107,51 @@ def test_cycles_follow_the_formula():
     # T = 11, X = I - Wt = 8 (plus M (M / W - 1) = 90 with reads), M = 10
     assert cycles_per_event(t, "blamed", d).tolist() == pytest.approx(
         [100 * 11 + 2 * 8 + 3 * 0.5 * 100 * 10, 100 * 11 + 2 * (8 + 90) + 3 * 0.5 * 100 * 10])
+    assert loss_pct(t, "parent", d, 176).tolist() == pytest.approx([0.0, 0.0], abs=1e-9)
+
+
+def _table(t_blamed: float) -> CountTable:
+    runs = _runs({"parent": [1.0, 1.0], "blamed": [1.0, 1.0]}, seeds=(0,))
+    runs.loc[runs["era"] == "blamed", list(COUNT_COLUMNS)] = [t_blamed, 1.0, 1.0, 0.0, 1.0]
+    runs.loc[runs["era"] == "parent", list(COUNT_COLUMNS)] = [1.0, 1.0, 1.0, 0.0, 1.0]
+    return CountTable.from_runs(runs)
+
+
+def _point(c2c: float):
+    space = Space(study_priors(HARDWARE), [SHARER_GROWTH], seeds=[0])
+    return space.at({"c2c_transfer": c2c, "contended_rmw_per_sharer": 0.0,
+                     "lock_waiters": 0.0, "reads_per_event": 8.0})
+
+
+def test_a_lightly_used_line_costs_what_its_transfers_add():
+    # far from saturation the queue adds no wait: the loss is the extra transfer time
+    # over the parent's period per own event (what the additive price gave)
+    t, d = _table(11.0), _point(1.0)
     work = 176 * 2.7e9 / (20e6 / 60)
-    extra = cycles_per_event(t, "blamed", d) - 100.0
-    assert loss_pct(t, "blamed", d, 176).tolist() == pytest.approx(
-        (100 * extra / (work + extra)).tolist())
-    assert loss_pct(t, "parent", d, 176).tolist() == [0.0, 0.0]
+    extra = 10.0 * 1.0
+    assert line_utilisation(t, "blamed", d)[0] < 0.01
+    assert loss_pct(t, "blamed", d, 176)[0] == pytest.approx(100 * extra / (work + extra),
+                                                             rel=1e-2)
+
+
+def test_a_line_near_saturation_queues_and_caps_the_rate():
+    t = _table(80.0)
+    light, busy = _point(10.0), _point(150.0)
+    assert line_utilisation(t, "blamed", busy)[0] > 1.0   # offered more than it can carry
+    loss = loss_pct(t, "blamed", busy, 176)[0]
+    work = 176 * 2.7e9 / (20e6 / 60)
+    additive = 100 * 79 * 150 / (work + 79 * 150)
+    assert loss > 2 * additive  # the queue, not the sum of transfers, sets the rate
+    # the blamed network can never run faster than the line serves: X <= 1 / D
+    rate = 20e6 / 60
+    demand = 80 * 150 / 2.7e9
+    assert (1 - loss / 100) * rate <= 1 / demand * (1 + 1e-9)
+    assert loss_pct(t, "blamed", light, 176)[0] < loss
+
+
+def test_identical_eras_are_recognised():
+    t = _table(1.0)
+    assert identical(t, "blamed", "parent") and not identical(_table(2.0), "blamed", "parent")
 
 
 def test_the_space_holds_every_input_the_price_reads():

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from memcglab.cost import CostParams
 from memcglab.hardware import load_profile
 from memcglab.published import load
-from memcglab.stats.verdict_rules import VERDICTS
+from memcglab.stats import load_rules
 from memcglab.studies import check_claims, check_counts
 from memcglab.studies.s04_layout_false_sharing import study as ls
 from memcglab.studies.s04_layout_false_sharing import views as lv
@@ -105,14 +106,14 @@ def test_params_validate_and_quick_shrinks():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"profile": "no-such-box"}, "profile='no-such-box': unknown; valid: .*seed004-176cpu"),
+    ({"profile": "no-such-box"}, "hardware profile 'no-such-box': no file .*seed004-176cpu"),
     ({"seeds": "3"}, "seeds='3': must be an integer between 1 and 100"),
     ({"seeds": 2.5}, "seeds=2.5: must be an integer between 1 and 100"),
     ({"sweep_seeds": 0}, "sweep_seeds=0: must be an integer between 1 and 100"),
     ({"samples": 256.0}, "samples=256.0: must be a power of 2"),
 ])
 def test_params_name_the_bad_input_before_running(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((ValueError, FileNotFoundError), match=match):
         ls.LayoutParams(**kwargs)
 
 
@@ -128,27 +129,32 @@ def test_the_price_carries_priors_alternatives_and_seeds(results):
     reg, fix = results.priced["regression"], results.priced["fixed_gap"]
     assert reg.sources == {"parameters", "alternatives", "seeds"}
     assert 0 < reg.low < reg.median < reg.high and reg.driver in reg.sobol_total.index
-    assert fix.low == fix.high == 0.0 and fix.p_holds == 1.0  # fixed and parent count alike
+    assert fix.low == fix.high == 0.0 and results.fixed_identical  # fixed and parent alike
     assert set(results.derivation["path"]) == {p.path for p in PATHS}
 
 
 def test_views_judge_the_claims_from_the_numbers(results):
     v = lv.verdict(results)
-    assert set(v["verdict"]) <= set(VERDICTS) and v["rules_sha256"].nunique() == 1
+    words = load_rules().words
+    assert set(v["verdict"]) <= set(words["measured"]) and v["rules_sha256"].nunique() == 1
     rows = check_claims(lv.claims(results, v, load("seed004_false_sharing").frame))
-    verdicts = [r["verdict"] for r in rows]
-    assert verdicts[:4] == ["reproduced", "confirmed: 7 is the most that fit", "reproduced",
-                            "reproduced"]
-    priced = [r for r in rows if r.get("kind") == "priced"]
-    assert [r["verdict"] for r in priced] == v["verdict"].tolist()
+    assert [r["rule"] for r in rows] == ["exact"] * 4 + ["measured"] * 2 + ["exact"]
+    assert [r["verdict"] for r in rows[:4]] == ["matches"] * 4
+    assert rows[-1]["verdict"] == "not comparable" and "not stated" in rows[-1]["reason"]
+    measured = [r for r in rows if r["rule"] == "measured"]
+    assert [r["verdict"] for r in measured] == v["verdict"].tolist()
     reg = results.priced["regression"]
-    assert priced[0]["low"] == reg.low and priced[0]["p_holds"] == reg.p_holds
+    assert measured[0]["low"] == reg.low and measured[0]["measurement"] == "4.38% ± 1.2"
+    # the fix's gap is 0 by construction: never agreement
+    assert measured[1]["verdict"] == "undetermined"
+    assert measured[1]["reason"].startswith("degenerate")
     counts = check_counts(lv.counts(results))
     assert [c["value"] for c in counts[:3]] == pytest.approx(
         results.runs.groupby("era")["transfers_per_event"].mean()[list(ls.ERAS_004)].tolist())
     s = lv.summary(results)
     assert s["max_slots_one_line"] == 7 and s["fixed_gap_pct"] == 0.0
     assert s["regression_low_pct"] == reg.low
+    assert 0.0 <= s["line_saturated_share"] <= 1.0
 
 
 def test_the_conclusion_follows_the_verdict_table(results):
@@ -178,33 +184,32 @@ def test_needed_finds_the_typical_value_at_the_typical_loss(results):
     profile = load_profile(results.params.profile)
     typical = float(results.priced["regression"].tornado["y_typical"].iloc[0])
     got = ls.needed(results.sweep, SMALL.cpus, profile, typical, names=("c2c_transfer",))
-    assert got["c2c_transfer"] == pytest.approx(profile.priors["c2c_transfer"].typical,
-                                                rel=1e-4)
-    assert ls.needed(results.sweep, SMALL.cpus, profile, 99.99,
-                     names=("c2c_transfer",), reach=1.0) == {"c2c_transfer": None}
-    assert set(results.needed) == {"c2c_transfer", "lock_waiters", "contended_rmw_per_sharer"}
+    assert got[0].value == pytest.approx(profile.priors["c2c_transfer"].typical, rel=1e-3)
+    none = ls.needed(results.sweep, SMALL.cpus, profile, 99.99, names=("c2c_transfer",),
+                     reach=1.0)
+    assert none[0].value is None
+    assert [t.name for t in results.needed] == ["c2c_transfer", "lock_waiters",
+                                                "contended_rmw_per_sharer"]
 
 
-class _Interval:
-    """A stand-in for an UncertainResult: what verdict_004_rules reads."""
+def test_a_value_that_saturates_the_line_is_marked_infeasible(results):
+    profile = load_profile(results.params.profile)
+    got = ls.needed(results.sweep, SMALL.cpus, profile, 60.0, names=("c2c_transfer",))[0]
+    if got.value is not None:
+        counts = ls.CountTable.from_runs(results.sweep)
+        space = ls.pricing_space(profile.priors, counts.seeds)
+        from memcglab.uncertainty import at_fixed
 
-    def __init__(self, low, high, sources=frozenset({"parameters", "seeds"})):
-        self.low, self.high, self.median = low, high, (low + high) / 2
-        self.coverage, self.sources = 0.9, sources
-
-    def as_claim_columns(self):
-        return {"p_holds": 0.5, "driver": "c2c_transfer", "break_even": "none"}
+        u = at_fixed(lambda d: ls.line_utilisation(counts, "blamed", d), space,
+                     {"c2c_transfer": np.array([got.value])})[0]
+        assert bool(got.infeasible) == (u >= 1.0)
 
 
-@pytest.mark.parametrize("low, high, word", [
-    (3.0, 6.0, "reproduced"), (0.3, 2.3, "refuted"), (-0.5, 5.0, "undetermined")])
-def test_verdict_004_rules_judge_the_regression_as_a_difference(low, high, word):
-    from memcglab.stats.verdicts import verdict_004_rules
-
-    v = verdict_004_rules(_Interval(low, high), _Interval(0.0, 0.0)).set_index("quantity")
-    assert v.loc["regression", "verdict"] == word
-    assert (v.loc["regression", "published_low_pct"], v.loc["fixed_gap", "published_high_pct"]
-            ) == (4.38, 0.5)
-    assert v.loc["fixed_gap", "verdict"] == "reproduced"
-    seeds_only = verdict_004_rules(_Interval(3.0, 6.0, frozenset({"seeds"})))
-    assert seeds_only.loc[0, "verdict"] == "undetermined" and len(seeds_only) == 1
+def test_a_profile_file_prices_the_study(tmp_path, results):
+    from memcglab.hardware import hardware_dir
+    copy = tmp_path / "probed.toml"
+    text = (hardware_dir() / "profiles" / "seed004-176cpu-1socket.toml").read_text()
+    copy.write_text(text.replace('name = "seed004-176cpu-1socket"', 'name = "probed"'))
+    p = ls.LayoutParams(profile=str(copy), samples=64)
+    got = ls.priced(results.sweep, SMALL.cpus, load_profile(p.profile), p.samples)
+    assert got["regression"].low <= got["regression"].high
