@@ -279,7 +279,7 @@ def _label(model: str, slots: int) -> str:
 class HistoryParams:
     """The problem sizes of study 5. Each default says where it comes from."""
 
-    #: the leak's workload: seed 000's receive mix, small enough for the faithful
+    #: the leak's workload: the multi-memcg thread's receive mix, small enough for the faithful
     #: replay (each message a 3-page charge and its release).
     leak: NetperfRxSpec = field(default_factory=lambda: NetperfRxSpec(
         cpus=8, clients=8, messages=20_000))
@@ -287,10 +287,10 @@ class HistoryParams:
     #: (2 * queue_depth - 1) * 3 = 21 pages a tenant's queue holds; what its stocks
     #: hold beyond that, the drain on reaching the limit gives back.
     tenant_max_pages: int = 512
-    #: the > batch workload: 36 clients, as seed 000's largest row, on 16 CPUs.
+    #: the > batch workload: 36 clients, as the multi-memcg thread's largest row, on 16 CPUs.
     mix: NetperfRxSpec = field(default_factory=lambda: NetperfRxSpec(
         cpus=16, clients=36, messages=100_000))
-    #: netperf's -m 10K of seed 000 (3 pages) and a bulk sender's 1 MiB (256 pages).
+    #: netperf's -m 10K of the multi-memcg thread (3 pages) and a bulk sender's 1 MiB (256 pages).
     small_bytes: int = 10 * 1024
     large_bytes: int = 1 << 20
     #: fractions of the flows that send the large messages.

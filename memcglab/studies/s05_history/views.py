@@ -4,7 +4,7 @@
 of the conclusion and every verdict that depends on a result is chosen here from
 the numbers in :class:`~memcglab.studies.s05_history.study.HistoryResults`.
 
-The claims are the seed 000 thread's words, quoted from the published table
+The claims are the multi-memcg thread's words, quoted from the published table
 ``thread_quotes`` (:func:`memcglab.published.quote`): Hugh Dickins' fix 3 (29 Apr 2025),
 Jakub Kicinski's review and Shakeel Butt's answer (23 Apr 2025).
 """
@@ -16,8 +16,10 @@ import pandas as pd
 import seaborn as sns
 
 from memcglab.published import load, quote
+from memcglab.stats import judge
 from memcglab.studies import claim_row, count_row
 from memcglab.studies.common.figures import MODEL_PALETTE, new_figure
+from memcglab.studies.common.sources import MULTI, name
 from memcglab.studies.s05_history.study import BATCH_DEMO, FIX2_DEMO, HistoryResults
 from memcglab.trace import OP_CHARGE, OP_UNCHARGE, parse_text
 
@@ -25,7 +27,7 @@ __all__ = ["EXTRA_WALKS_NOTABLE_PCT", "claims", "conclusion", "counts", "figure_
            "figure_leak", "summary"]
 
 #: Extra walks per message (single over multi with one slot) above which the old full
-#: drain counts as "problematic": the smallest throughput change seed 000's authors
+#: drain counts as "problematic": the smallest throughput change the multi-memcg thread's authors
 #: discuss, the low end of random's published advantage over LRU (claims.csv).
 EXTRA_WALKS_NOTABLE_PCT = float(load("claims").frame.set_index("claim_id").loc[
     "lru_vs_random", "low"])
@@ -211,45 +213,49 @@ def _fix2_reproduced(s: dict) -> bool:
     return s["fix2_failed_charges"] > 0 and s["fix3_failed_charges"] == 0
 
 
-def claims(r: HistoryResults) -> list[dict[str, str]]:
-    """The thread's claims about fix 2, fix 3 and the > batch release, judged.
+def _port(claim: str, published: str, simulated: str, shown: bool, condition: str) -> dict:
+    return claim_row(claim, name(MULTI), published, simulated,
+                     judge("port", shown=shown, condition=condition))
 
-    None is priced: the check passing or stopping is structural, the rest are judged on
-    exact counts of the replayed traces (``kind="count-derived"``, no interval)."""
+
+def claims(r: HistoryResults) -> list[dict[str, str]]:
+    """The thread's claims about fix 2, fix 3 and the > batch release, each a behaviour of
+    the ported kernel code (rule ``port``), decided on the replays' exact counts against the
+    condition the row states."""
     s = summary(r)
-    oom = claim_row(
-        "seed 000 (fix 3, Hugh Dickins): fix 2 causes memcg OOM kills",
-        f'"{quote("fix2_oom_kills")}"',
+    oom = _port(
+        "fix 2 causes memcg OOM kills (Hugh Dickins)", f'"{quote("fix2_oom_kills")}"',
         f"multi-fix2 leaks {s['fix2_leaked_pages']} pages; from operation "
         f"{s['fix2_first_failed_op']} of {s['leak_ops']} on, {s['fix2_failed_charges']} "
         f"charges fail after {s['fix2_oom_events']} memcg OOM invocations; multi: "
-        f"{s['fix3_failed_charges']}",
-        "reproduced" if _fix2_reproduced(s) else "not reproduced", kind="count-derived")
-    cure = claim_row(
-        "seed 000 (fix 3): stocking nr_pages cures fix 2",
-        f'"{quote("fix3_stock_nr_pages")}"',
+        f"{s['fix3_failed_charges']}", _fix2_reproduced(s),
+        "shown when charges fail at memory.max under fix 2 and none fails under fix 3 on "
+        "the same trace")
+    cure = _port(
+        "stocking nr_pages cures fix 2 (fix 3)", f'"{quote("fix3_stock_nr_pages")}"',
         f"the invariant check stops multi-fix2 at operation {s['trace_violation_op']} "
         f"({s['trace_violation_operation']}); multi "
         f"{'passes' if s['fix3_passes_check'] else 'fails'} it on the same traces",
-        "confirmed" if s["fix3_passes_check"] and s["trace_violation_op"] else "not confirmed",
-        kind="structural")
+        bool(s["fix3_passes_check"] and s["trace_violation_op"]),
+        "shown when the conservation check stops fix 2 and passes fix 3 on the same traces")
     kept, dropped = s["batch_demo_stocked_multi"], s["batch_demo_stocked_single"]
-    retain = claim_row(
-        "seed 000 (review, Jakub Kicinski): a release above the batch bypasses the stock",
+    retain = _port(
+        "a release above the batch bypasses the stock, which keeps its pages (Jakub Kicinski)",
         f'"{quote("batch_bypass_retains_stock")}"',
         f"after a 100-page release the stock keeps {kept} pages (multi) vs {dropped} "
         f"(single); {s['refills_over_batch_share']:.0%} of refill_stock calls exceed the "
-        f"batch at {s['max_extra_walks_share']:.0%} bulk flows",
-        "confirmed" if kept > dropped else "not confirmed", kind="count-derived")
+        f"batch at {s['max_extra_walks_share']:.0%} bulk flows", kept > dropped,
+        "shown when the multi stock keeps more pages than the single stock after a release "
+        "above the batch")
     extra = s["max_extra_walks_pct"]
-    costly = claim_row(
-        "seed 000 (Shakeel Butt): the old full drain is problematic in some scenarios",
+    costly = _port(
+        "the old full drain is problematic in some scenarios (Shakeel Butt)",
         f'"{quote("full_drain_problematic")}"',
         f"single walks {extra:+.1f}% per message against multi with one slot at "
         f"{s['max_extra_walks_share']:.0%} bulk flows ({s['extra_walks_pct_no_bulk']:+.1f}% "
-        "with none)",
-        f"supported: above {EXTRA_WALKS_NOTABLE_PCT:g}%" if extra > EXTRA_WALKS_NOTABLE_PCT
-        else f"not supported: within {EXTRA_WALKS_NOTABLE_PCT:g}%", kind="count-derived")
+        "with none)", extra > EXTRA_WALKS_NOTABLE_PCT,
+        f"shown when the full drain adds more than {EXTRA_WALKS_NOTABLE_PCT:g}% walks per "
+        "message in some bulk share")
     return [oom, cure, retain, costly]
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcglab.studies import CLAIM_KEYS, check_claims, check_counts, claim_kind
+from memcglab.studies import CLAIM_KEYS, check_claims, check_counts
 from memcglab.studies.s05_history import study as hs
 from memcglab.studies.s05_history import views as hv
 from memcglab.trace import OP_CGROUP, OP_CHARGE, OP_UNCHARGE, parse_text
@@ -162,7 +162,7 @@ def test_views_summarise_judge_and_conclude_from_the_numbers(results):
     assert s["fix2_failed_charges"] > 0 and s["fix3_failed_charges"] == 0
     assert s["batch_demo_stocked_multi"] == 61 and s["batch_demo_stocked_single"] == 0
     rows = check_claims(hv.claims(results))
-    assert [r["verdict"] for r in rows[:3]] == ["reproduced", "confirmed", "confirmed"]
+    assert [r["verdict"] for r in rows[:3]] == ["shown in the port"] * 3
     text = hv.conclusion(results)
     assert f"leaks {s['fix2_leaked_pages']} pages" in text
     assert f"operation {s['fix2_first_failed_op']}" in text
@@ -172,18 +172,18 @@ def test_the_verdicts_follow_the_numbers(results):
     growth = results.growth.copy()
     growth.loc[growth["model"] == "multi", "failed_charges"] = 3  # pretend fix 3 failed too
     broken = hs.HistoryResults(**{**results.__dict__, "growth": growth})
-    assert hv.claims(broken)[0]["verdict"] == "not reproduced"
+    assert hv.claims(broken)[0]["verdict"] == "not shown in the port"
     flat = results.mix.copy()
     flat["walks_per_message"] = 1.0  # no cost from the full drain
     rows = hv.claims(hs.HistoryResults(**{**results.__dict__, "mix": flat}))
-    assert rows[3]["verdict"].startswith("not supported")
+    assert rows[3]["verdict"] == "not shown in the port"
 
 
-def test_claims_are_count_derived_or_structural_never_priced(results):
+def test_claims_are_behaviours_of_the_port_never_priced(results):
     rows = check_claims(hv.claims(results))
-    assert [claim_kind(r) for r in rows] == ["count-derived", "structural", "count-derived",
-                                             "count-derived"]
-    assert all(set(r) == {*CLAIM_KEYS, "kind"} for r in rows)
+    assert [r["rule"] for r in rows] == ["port"] * 4
+    assert all(set(r) == set(CLAIM_KEYS) | {"verdict"} for r in rows)
+    assert all(r["reason"].startswith("shown when") for r in rows)
 
 
 def _count(rows, quantity, configuration_start):
