@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from memcglab.cost import CostParams, coefficients
+from memcglab.cost import CostParams
 from memcglab.engine import replay_compiled
-from memcglab.layout import slot_scan_lines
 from memcglab.models import MODELS
+from memcglab.pricing import per_unit_coefficients
 from memcglab.queueing import line_counts, trace_parents
 from memcglab.trace import Trace
 from memcglab.workloads import (
@@ -135,13 +135,13 @@ def _unix(cpus: int, size: int, seed: int) -> tuple[Trace, int, int]:
     return unix_stream(UnixStreamSpec(cpus=cpus, pairs=n, seed=seed)), size, n
 
 
-#: cgroups of the madvise loop in the throughput comparison: seed 003's largest row
+#: cgroups of the madvise loop in the throughput comparison: the RFC table's largest row
 MADVISE_CGROUPS = 32
 
 
 def _madvise(cpus: int, size: int, seed: int, placement: str = "spread"
              ) -> tuple[Trace, int, int]:
-    # One trial of ``size // 256`` iterations of seed 003's loop (256-page regions).
+    # One trial of ``size // 256`` iterations of the RFC's loop (256-page regions).
     iterations = max(1, size // (MADVISE_CGROUPS * 256))
     spec = MadviseFaultSpec(cpus=cpus, cgroups=MADVISE_CGROUPS, iterations=iterations,
                             trials=1, placement=placement, seed=seed)
@@ -150,7 +150,8 @@ def _madvise(cpus: int, size: int, seed: int, placement: str = "spread"
 
 #: study 6's benchmarks, by name
 CASES: dict[str, Case] = {c.name: c for c in (
-    Case("netperf_rx", "seed 000's TCP receive mix, 10 KiB messages", "message", _netperf,
+    Case("netperf_rx", "the multi-memcg thread's TCP receive mix, 10 KiB messages", "message",
+         _netperf,
          {"placement": ("spread", "random"), "release": ("task", "softirq")}),
     Case("tcp_rr", "netperf TCP_RR over loopback, 1-byte request and response", "transaction",
          _rr("tcp"), {"placement": ("spread", "random")}),
@@ -163,22 +164,9 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("tcp_stream_64k", "netperf TCP_STREAM over loopback, 64 KiB sends", "send",
          _stream(64 * 1024), {"ack": ("backlog", "softirq")}),
     Case("bw_unix", "lmbench bw_unix, AF_UNIX stream pairs", "transfer", _unix, steady=False),
-    Case("madvise_fault", f"seed 003's fault/MADV_DONTNEED loop, {MADVISE_CGROUPS} cgroups",
+    Case("madvise_fault", f"the RFC's fault/MADV_DONTNEED loop, {MADVISE_CGROUPS} cgroups",
          "fault", _madvise, {"placement": ("spread", "pinned")}, cpus_per_flow=1),
 )}
-
-
-def _coefficients_per_message(events: Any, model: str, slots: int, messages: int
-                              ) -> np.ndarray:
-    """Cost-model units per message, line transfers left out (the queueing model's)."""
-    looked = slots if MODELS[model].multi else 1
-    t = events.totals()
-    if t["charges"] == 0:
-        return np.zeros(len(CostParams.names()))
-    c = coefficients(events, lines_per_scan=slot_scan_lines(looked), slots=looked)
-    c = c.reindex(list(CostParams.names())).to_numpy(float) * t["charges"] / messages
-    c[CostParams.names().index("c2c_transfer")] = 0.0
-    return c
 
 
 def count_runs(cases: Sequence[str], machines: Mapping[str, int], size: int,
@@ -222,7 +210,8 @@ def count_runs(cases: Sequence[str], machines: Mapping[str, int], size: int,
                             "shared_names": lines.names if lines else (),
                             "shared": tuple(lines.shared.tolist()) if lines else (),
                             "private": lines.private if lines else 0.0,
-                            "coef": _coefficients_per_message(ev, model, slots, messages)
+                            "coef": per_unit_coefficients(ev, model, slots, messages,
+                                                          keep_c2c=False)
                             if case.steady else np.zeros(len(CostParams.names())),
                         })
     return pd.DataFrame(rows)

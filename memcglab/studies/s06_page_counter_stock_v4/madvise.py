@@ -1,10 +1,11 @@
-"""Study 6's same-CPU check: seed 003's madvise loop, pcstock-v4 against the multi stock.
+"""Study 6's same-CPU check: the RFC's madvise loop, pcstock-v4 against the multi stock.
 
-The series' own benchmark faults and zaps anonymous pages with 1, 4 and 32 cgroups,
-30 trials of 50 iterations (seed 003). This module replays it trial by trial through
-the multi stock and ``pcstock-v4`` as study 3 does (one :class:`~memcglab.engine.Engine`
-fed one trial at a time, so stocks carry over between trials; a trial's time is its
-faults' charge-path cycles from :mod:`memcglab.cost` plus ``fault_cycles`` per fault),
+The series' own benchmark faults and zaps anonymous pages with 1, 4 and 32 cgroups, 30
+trials of 50 iterations (the page_counter-stock RFC). This module replays it trial by
+trial through the multi stock and ``pcstock-v4`` as study 3 does (one
+:class:`~memcglab.engine.Engine` fed one trial at a time, so stocks carry over between
+trials; a trial's time is its faults' charge-path cycles from :mod:`memcglab.cost` plus
+``fault_cycles`` per fault),
 at 50 iterations per trial and at 15, and tests equivalence with study 3's TOST
 (:func:`memcglab.stats.verdict_003_simulated`).
 
@@ -44,7 +45,7 @@ def trials(spec: MadviseFaultSpec, model: str, fault_cycles: float = 2500.0,
 def run(cgroups: Sequence[int] = (1, 4, 32), n_trials: int = 30,
         iterations: Sequence[int] = (50, 15), region_pages: int = 256,
         fault_cycles: float = 2500.0) -> pd.DataFrame:
-    """One row per (iterations, cgroups, model, trial): :func:`trials` for seed 003's
+    """One row per (iterations, cgroups, model, trial): :func:`trials` for the RFC's
     loop (MadviseFaultSpec's defaults: 40 CPUs, spread placement) at each ``iterations``."""
     if n_trials < 2:
         raise ValueError(f"n_trials={n_trials}: the equivalence test needs at least 2")

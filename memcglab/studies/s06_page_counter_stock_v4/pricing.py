@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from memcglab.hardware import MachineProfile
-from memcglab.pricing import FlowLoad, chargepath_space, throughput_change
+from memcglab.pricing import FlowLoad, chargepath_space, group_points, subset, throughput_change
+from memcglab.studies.common.constraints import constrained
 from memcglab.studies.s06_page_counter_stock_v4.counts import CASES
 from memcglab.uncertainty import Space, UncertainResult, summarise
 
@@ -43,8 +44,11 @@ PREDICTION_COLUMNS: tuple[str, ...] = ("workload", "machine", "baseline", "model
 
 def prediction_space(profile: MachineProfile, case: str, choices: Mapping[str, Sequence],
                      seeds: Sequence[int]) -> Space:
-    """The inputs of one case's prediction on one machine (see the module doc)."""
-    return chargepath_space(profile, case, CASES[case].cpus_per_flow, choices, seeds)
+    """The inputs of one case's prediction on one machine (see the module doc); the work
+    outside memcg is the data's constraint where the repository has one
+    (:func:`memcglab.studies.common.constraints.constrained`)."""
+    return constrained(chargepath_space(profile, case, CASES[case].cpus_per_flow, choices,
+                                        seeds), profile, case)
 
 
 def _load(row: pd.Series, cpus_per_flow: int) -> FlowLoad:
@@ -67,17 +71,18 @@ def change_fn(runs: pd.DataFrame, case: str, machine: str, baseline: str, model:
     if not loads:
         raise ValueError(f"no runs of {case} on {machine}")
 
+    names = sorted(alts)
+    varying = [k for k in names if len(CASES[case].alternatives[k]) > 1]
+
     def fn(d) -> np.ndarray:
         out = np.empty(d.n)
-        labels = np.array([",".join(f"{k}={d[k][i]}" for k in sorted(alts))
-                           if alts else "" for i in range(d.n)]) if alts else \
-            np.full(d.n, "", dtype=object)
-        seeds = np.asarray(d["seed"], dtype=int)
-        for label, seed in set(zip(labels.tolist(), seeds.tolist(), strict=True)):
-            idx = np.flatnonzero((labels == label) & (seeds == seed))
-            sub_d = {k: np.asarray(d[k])[idx] for k in d.values}
-            out[idx] = throughput_change(loads[(label, seed, baseline)],
-                                         loads[(label, seed, model)], sub_d, profile)
+        for values, idx in group_points(d, (*varying, "seed")):
+            fixed = dict(zip(varying, values[:-1], strict=True))
+            label = ",".join(f"{k}={fixed.get(k, CASES[case].alternatives[k][0])}"
+                             for k in names)
+            key = (label, int(values[-1]))
+            out[idx] = throughput_change(loads[(*key, baseline)], loads[(*key, model)],
+                                         subset(d, idx), profile)
         return out
     return fn
 

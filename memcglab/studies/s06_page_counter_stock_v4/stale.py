@@ -1,6 +1,6 @@
 """Study 6's stale-overcharge sweep: stranded stock pages vs migration rate and cgroups.
 
-Three workloads whose tasks move (:mod:`memcglab.workloads.migration`): seed 000's
+Three workloads whose tasks move (:mod:`memcglab.workloads.migration`): the multi-memcg thread's
 netperf mix with moving tasks, a scheduler-like mix of one task per memcg moving to a
 random other CPU with probability ``migration_rate`` per operation of its own, and
 the same mix with many small memcgs per CPU. Each trace is replayed through the multi

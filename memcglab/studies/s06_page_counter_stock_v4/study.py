@@ -1,9 +1,11 @@
 """Study 6: the page_counter stock as posted in v4, where charges and uncharges part.
 
 Joshua Hahn's series "mm/memcontrol, page_counter: move stock from mem_cgroup to
-page_counter" went from the RFC (seed 003, model ``pcstock``) to v4 (23 Jun 2026,
-model ``pcstock-v4``): a lock-free ``atomic_t`` stock per CPU per memory counter,
-charges through ``page_counter_try_charge_stock``, uncharges never through the stock.
+page_counter" went from the RFC (April 2026, model ``pcstock``) to v4 (23 Jun 2026,
+model ``pcstock-v4``; message-id
+``20260623180124.868655-1-joshua.hahnjy@gmail.com``): a lock-free ``atomic_t`` stock
+per CPU per memory counter, charges through ``page_counter_try_charge_stock``,
+uncharges never through the stock.
 Its benchmark is the same-CPU madvise loop. This study says, before anyone measures
 it, what v4 does where charges and uncharges do not meet on one CPU:
 
@@ -32,13 +34,13 @@ into the comparison, the claim rows and the conclusion,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 
-from memcglab.hardware import MachineProfile, load_profile, profiles
+from memcglab.hardware import MachineProfile, load_profile
 from memcglab.results import write_parquet_atomic
 from memcglab.studies import count_row
 from memcglab.studies.s06_page_counter_stock_v4 import madvise as mad
@@ -68,8 +70,9 @@ class V4Params:
 
     #: benchmarks (counts.CASES): every network workload of the lab and the madvise loop.
     cases: tuple[str, ...] = tuple(CASES)
-    #: machine profiles (data/hardware/profiles): seed 000's 72-CPU netperf box and a
-    #: two-socket 224-thread server of the size regression farms use.
+    #: machine profiles: shipped names (data/hardware/profiles) or profile files' paths;
+    #: the netperf thread's 72-CPU box and a two-socket 224-thread server of the size
+    #: regression farms use.
     machines: tuple[str, ...] = ("seed000-72cpu", "lkp-2s-224t-spr")
     #: messages (transactions, sends, faults) per trace: enough that the per-message
     #: counts settle to a few digits.
@@ -87,16 +90,16 @@ class V4Params:
     stale_cgroups: tuple[int, ...] = (8, 72, 288)
     #: ...memcgs per CPU of many_cgroups (all above NR_MEMCG_STOCK = 7)...
     many_per_cpu: tuple[int, ...] = (4, 16, 64)
-    #: ...and netperf_migrating's rates (36 clients, seed 000's largest row).
+    #: ...and netperf_migrating's rates (36 clients, the netperf table's largest row).
     netperf_rates: tuple[float, ...] = (0.0, 0.001, 0.01, 0.05, 0.2, 1.0)
-    #: CPUs of the stale sweep: seed 000's 72.
+    #: CPUs of the stale sweep: the netperf thread's 72.
     stale_cpus: int = 72
     stale_operations: int = 200_000
     #: samples of the stocks over each trace.
     stale_samples: int = 40
     #: memory.max of a memcg for the share-of-limit figure, MiB: a small container.
     memory_max_mib: float = 256.0
-    #: the madvise test: seed 003's 1, 4 and 32 cgroups, 30 trials, 50 and 15 iterations.
+    #: the madvise test: the RFC's 1, 4 and 32 cgroups, 30 trials, 50 and 15 iterations.
     madvise_cgroups: tuple[int, ...] = (1, 4, 32)
     madvise_trials: int = 30
     madvise_iterations: tuple[int, ...] = (50, 15)
@@ -106,11 +109,11 @@ class V4Params:
         bad = [c for c in self.cases if c not in CASES]
         if bad or not self.cases:
             raise ValueError(f"cases={self.cases}: unknown {bad}; valid: {', '.join(CASES)}")
-        known = profiles()
-        missing = [m for m in self.machines if m not in known]
-        if missing or not self.machines:
-            raise ValueError(f"machines={self.machines}: unknown {missing}; valid: "
-                             f"{', '.join(known)}")
+        if not self.machines:
+            raise ValueError("machines=(): name at least one profile (a shipped profile's "
+                             "name or a profile file's path)")
+        for m in self.machines:
+            load_profile(m)  # its error names the file and the field
         if not isinstance(self.seeds, int) or isinstance(self.seeds, bool) \
                 or not 1 <= self.seeds <= 100:
             raise ValueError(f"seeds={self.seeds!r}: must be an integer between 1 and 100")
@@ -130,8 +133,14 @@ class V4Params:
 
     @classmethod
     def from_notebook(cls, quick: bool = False, seeds: int = 3, samples: int = 128,
-                      margin_pct: float = 2.0, memory_max_mib: float = 256.0) -> V4Params:
-        """From the notebook's parameters; ``quick`` shrinks every part (CI-sized)."""
+                      margin_pct: float = 2.0, memory_max_mib: float = 256.0,
+                      profile: str = "") -> V4Params:
+        """From the notebook's parameters; ``quick`` shrinks every part (CI-sized);
+        ``profile`` (a shipped profile's name or a profile file's path) prices on that one
+        machine instead of the two defaults."""
+        if profile:
+            kw = cls.from_notebook(quick, seeds, samples, margin_pct, memory_max_mib)
+            return replace(kw, machines=(str(profile),))
         if quick:
             return cls(cases=QUICK_CASES, size=4000, seeds=1, samples=32, margin_pct=margin_pct,
                        stale_rates=(0.0, 0.01, 1.0), stale_cgroups=(8, 72),
