@@ -5,7 +5,9 @@ default parameters (plus ``quick=True`` with ``--quick``) through papermill, one
 of :func:`memcglab.sweep.runner.execute_run` each (kernel ``python3``, a time limit per
 notebook), and writes into ``--out``::
 
-    OUT/report.md, OUT/report.html   exact counts, then every published claim, then each study
+    OUT/report.md, OUT/report.html   the measured claims first, predictions, exact facts,
+                                     sources, then each study (memcglab.report)
+    OUT/counts.md, OUT/counts.html   the appendix page: every exact count, per study
     OUT/results.parquet              one row per notebook: its sidecar scalars
     OUT/counts.parquet               one row per count (memcglab.report.counts_table)
     OUT/claims.parquet               one row per claim (memcglab.report.claims_table)
@@ -184,7 +186,15 @@ def _execute(notebooks: list[Path], stage: Path, quick: bool, timeout: float, wo
 
 def _write_outputs(stage: Path, notebooks: list[Path], records: list[dict[str, Any]],
                    run_info: dict[str, Any]) -> None:
-    from memcglab.report import claims_table, collect, counts_table, render_html, render_markdown
+    from memcglab.report import (
+        COUNTS_FILE,
+        claims_table,
+        collect,
+        counts_table,
+        render_counts,
+        render_html,
+        render_markdown,
+    )
     from memcglab.results import atomic_write, write_parquet_atomic
     from memcglab.sweep.runner import NOTEBOOK_FILE
     from memcglab.sweep.table import build_table
@@ -199,10 +209,14 @@ def _write_outputs(stage: Path, notebooks: list[Path], records: list[dict[str, A
     write_parquet_atomic(stage / "results.parquet", build_table(records, ["quick"], {}))
     write_parquet_atomic(stage / "claims.parquet", claims_table(studies))
     write_parquet_atomic(stage / "counts.parquet", counts_table(studies))
-    md = render_markdown(studies, run_info)
+    md = render_markdown(studies, run_info, COUNTS_FILE)
     atomic_write(stage / "report.md", lambda f: f.write(md.encode()))
     page = render_html(md)
     atomic_write(stage / "report.html", lambda f: f.write(page.encode()))
+    counts = render_counts(studies)
+    atomic_write(stage / COUNTS_FILE, lambda f: f.write(counts.encode()))
+    appendix = render_html(counts, "memcglab reproduce: counts")
+    atomic_write(stage / "counts.html", lambda f: f.write(appendix.encode()))
 
 
 def _readable(stage: Path) -> None:
@@ -250,7 +264,8 @@ def run(args: argparse.Namespace) -> int:
         _write_outputs(stage, notebooks, records, info)
         _readable(stage)
         _commit(stage, args.out, [nb.stem for nb in notebooks] + [
-            "results.parquet", "counts.parquet", "claims.parquet", "report.md", "report.html"])
+            "results.parquet", "counts.parquet", "claims.parquet", "report.md", "report.html",
+            "counts.md", "counts.html"])
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     failed = [r for r in records if r.get("status") != "ok"]

@@ -6,14 +6,23 @@ import json
 import os
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pandas as pd
 import pytest
 
 from memcglab.cli import main
-from memcglab.report import CLAIMS_HEADING, COUNTS_HEADING, claim_cells
+from memcglab.report import (
+    COUNTS_HEADING,
+    FACTS_HEADING,
+    FIRST_SCREEN,
+    MEASURED_HEADING,
+    MEASURED_RULES,
+    claim_cells,
+)
 from memcglab.reproduce import NOTEBOOKS_DIR, discover
+from memcglab.stats import Measurement, judge, load_rules, verdict_words
 from memcglab.studies import (
     CLAIM_COLUMNS,
     COUNT_KEYS,
@@ -26,11 +35,11 @@ from memcglab.studies import (
 )
 
 PRESENT, MISSING = discover(NOTEBOOKS_DIR)
-TABLE_HEAD = ("| study | claim | published | simulated | 90% interval | P(holds) "
-              "| driver (S_T) | break-even | verdict |")
+TABLE_HEAD = ("| study | source | claim | measured ± noise | model: median [90%] | P(holds) "
+              "| verdict | driver (S_T) | what it would take |")
 
 
-def first_table(markdown: str, heading: str = CLAIMS_HEADING) -> list[str]:
+def first_table(markdown: str, heading: str = MEASURED_HEADING) -> list[str]:
     """The lines of the first Markdown table after ``heading`` in ``markdown``."""
     lines = markdown.splitlines()
     after = lines.index(heading)
@@ -54,21 +63,46 @@ def test_every_present_notebook_runs(quick_reproduce):
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left
 
 
-def test_counts_come_first_then_the_claims_table_lists_every_claim(quick_reproduce):
+def test_the_measured_claims_are_the_first_table_on_the_first_screen(quick_reproduce):
     _, out = quick_reproduce
     report = (out / "report.md").read_text()
-    assert report.index(COUNTS_HEADING) < report.index(CLAIMS_HEADING)
+    lines = report.splitlines()
+    assert lines.index(MEASURED_HEADING) < FIRST_SCREEN
+    assert next(i for i, line in enumerate(lines) if line.startswith("|")) < FIRST_SCREEN
     table = first_table(report)
     assert table[0] == TABLE_HEAD
-    expected = [(nb.stem, c) for nb in PRESENT for c in read_claims(out / nb.stem)]
+    expected = [(nb.stem, c) for nb in PRESENT for c in read_claims(out / nb.stem)
+                if c["rule"] in MEASURED_RULES]
     assert len(table) - 2 == len(expected) > 0
+    assert len(expected) <= 18  # about 15 rows, one line each
     for row, (stem, claim) in zip(table[2:], expected, strict=True):
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
         assert cells[0] == stem[:2]
         assert cells == [" ".join(v.split()).replace("|", "\\|")
                          for v in claim_cells(stem, claim)]
-        assert cells[1:4] == [" ".join(claim[k].split()).replace("|", "\\|")
-                              for k in ("claim", "published", "simulated")]
+    # the counts are on the appendix page, not before the answers
+    assert COUNTS_HEADING not in report
+    assert (out / "counts.md").read_text().startswith(COUNTS_HEADING)
+    assert (out / "counts.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_every_verdict_word_in_the_table_and_the_report_is_judges(quick_reproduce):
+    _, out = quick_reproduce
+    claims = pd.read_parquet(out / "claims.parquet")
+    words = load_rules().words
+    for _, c in claims.iterrows():
+        if c["rule"] == "prediction":
+            assert pd.isna(c["verdict"]) and c["prediction"]
+        else:
+            assert c["verdict"] in words[c["rule"]], (c["claim"], c["verdict"])
+    assert claims["rules_sha256"].unique().tolist() == [load_rules().sha256]
+    assert claims["reason"].notna().all()
+    report = (out / "report.md").read_text()
+    shown = set(re.findall(r"\| (" + "|".join(sorted(verdict_words(), key=len, reverse=True))
+                           + r") \|", report))
+    assert shown and shown <= verdict_words()
+    for retired in (*load_rules().retired, "confirmed", "refuted"):
+        assert f"| {retired} |" not in report and f"| {retired}:" not in report
 
 
 def test_parquet_tables_have_one_row_per_notebook_and_per_claim(quick_reproduce):
@@ -153,10 +187,13 @@ def test_a_directory_without_notebooks_is_refused(tmp_path, capsys):
 # -- missing notebooks are named; a second run replaces the first --------------------
 
 
-TINY_CLAIMS = [claim_row("tiny", "1", "1", "reproduced"),
-               claim_row("tiny price", "2%", "+1.8%", "undetermined", estimate=1.8, low=-0.1,
-                         high=4.9, unit="%", p_holds=0.83, driver="percpu_rmw", driver_st=0.93,
-                         break_even="percpu_rmw = 0.45 cycles")]
+_IV = SimpleNamespace(low=-0.1, high=4.9, sources={"parameters"}, coverage=0.9)
+TINY_CLAIMS = [claim_row("tiny", "a thread", "1", "1", judge("exact", computed=1, published=1)),
+               claim_row("tiny price", "a thread", "2%", "+1.8%",
+                         judge("measured", measured=Measurement.point(2.0, 0.1, "%"),
+                               interval=_IV),
+                         measurement="2% ± 0.1", estimate=1.8, low=-0.1, high=4.9, unit="%",
+                         driver="percpu_rmw", driver_st=0.93)]
 TINY_COUNTS = [count_row("04", "walks per 1000 charges", "multi, 7 slots", 92.6, "exact")]
 
 
@@ -186,16 +223,15 @@ def test_missing_notebooks_are_named_and_a_rerun_replaces_the_old_results(tmp_pa
     report = (out / "report.md").read_text()
     assert "missing: 01, 02, 03, 05" in report and "All **fine**." in report
     assert first_table(report)[2:] == [
-        "| 04 | tiny | 1 | 1 | — | — | — | — | reproduced |",
-        "| 04 | tiny price | 2% | +1.8% | +1.8% [−0.1, +4.9] | P=0.83 | percpu_rmw (S_T 0.93) "
-        "| percpu_rmw = 0.45 cycles | undetermined |"]
-    assert first_table(report, COUNTS_HEADING)[2:] == [
-        "| 04 | walks per 1000 charges | multi, 7 slots | 92.6 | exact |"]
+        "| 04 | a thread | tiny price | 2% ± 0.1 | +1.8% [−0.1, +4.9] | — | undetermined "
+        "| percpu_rmw (S_T 0.93) | — |"]
+    assert first_table(report, FACTS_HEADING)[2:] == [
+        "| 04 | a thread | tiny | 1 | matches | computed 1 equals the published 1 |"]
+    assert first_table((out / "counts.md").read_text(), "## Study 4: tiny")[2:] == [
+        "| walks per 1000 charges | multi, 7 slots | 92.6 | exact |"]
     claims = pd.read_parquet(out / "claims.parquet")
-    assert claims["kind"].tolist() == ["structural", "priced"]
-    assert claims.loc[1, ["low", "high", "p_holds", "driver_st"]].tolist() == [-0.1, 4.9, 0.83,
-                                                                                0.93]
-    assert claims.loc[1, "break_even"] == "percpu_rmw = 0.45 cycles"
+    assert claims["rule"].tolist() == ["exact", "measured"]
+    assert claims.loc[1, ["low", "high", "driver_st"]].tolist() == [-0.1, 4.9, 0.93]
     assert pd.read_parquet(out / "counts.parquet").to_dict("records") == [
         {"notebook": "04_tiny", **TINY_COUNTS[0]}]
     (out / "04_tiny" / "stale.txt").write_text("from an older run")
@@ -203,5 +239,5 @@ def test_missing_notebooks_are_named_and_a_rerun_replaces_the_old_results(tmp_pa
     assert not (out / "04_tiny" / "stale.txt").exists()
     assert json.loads((out / "04_tiny" / "result.json").read_text())["quick"] is False
     assert sorted(p.name for p in out.iterdir()) == [
-        "04_tiny", "claims.parquet", "counts.parquet", "report.html", "report.md",
-        "results.parquet"]
+        "04_tiny", "claims.parquet", "counts.html", "counts.md", "counts.parquet",
+        "report.html", "report.md", "results.parquet"]

@@ -17,4 +17,4 @@ def test_relative_out_is_resolved_against_the_current_directory(tmp_path, monkey
     assert rc == 0
     result = json.loads((tmp_path / "rel/results/05_history/result.json").read_text())
     assert result["conclusion"]
-    assert "| study | claim |" in (tmp_path / "rel/results/report.md").read_text()
+    assert "| study | source | claim |" in (tmp_path / "rel/results/report.md").read_text()
