@@ -171,7 +171,7 @@ def test_thread_quotes_are_looked_up_by_id_and_an_unknown_id_is_named():
 
 def test_every_quote_the_studies_use_is_in_the_table():
     studies = Path(published.__file__).parent / "studies"
-    used = {m for path in studies.glob("*.py")
+    used = {m for path in studies.rglob("*.py")
             for m in re.findall(r"""quote\(["']([a-z0-9_]+)["']\)""", path.read_text())}
     assert used and used <= set(load("thread_quotes").frame["quote_id"])
 
