@@ -7,7 +7,7 @@ compares them with what memcglab simulates; nothing here feeds a simulation.
   paired Wilcoxon, effect sizes, perf stat's "( +- x% )";
 * :mod:`~memcglab.stats.calibration`: least-squares calibration with parameter
   intervals, out-of-sample and leave-one-out errors;
-* :mod:`~memcglab.stats.netperf_fit`: seed 000's registered contention model fitted on
+* :mod:`~memcglab.stats.netperf_fit`: the multi-memcg thread's registered contention model fitted on
   the "without" column alone (study 1 predicts "with" from it);
 * :mod:`~memcglab.stats.verdicts`: Welch and TOST on the RFC's madvise table and on
   simulated trials;

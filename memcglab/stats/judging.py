@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,9 @@ __all__ = ["Measurement", "Take", "Verdict", "format_p", "judge", "p_inside"]
 
 
 def _g(x: float) -> str:
-    return "inf" if x == math.inf else "-inf" if x == -math.inf else f"{x:.3g}"
+    if not math.isfinite(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.0f}" if abs(x) >= 1000 else f"{x:.3g}"
 
 
 def _fmt(a: float, b: float) -> str:
@@ -47,14 +50,16 @@ class Measurement:
     """A measured value or band, and the noise its source states (absolute half-width).
 
     ``noise=None`` takes the rules' default relative noise; ``widened`` gives a derived
-    quantity's band already widened (interval arithmetic over its inputs), and
-    ``noise_text`` how that noise was found; ``low``/``high`` may be open (``-inf``,
-    ``inf``) for a one-sided band.
+    quantity's band already widened (interval arithmetic over its inputs), ``noise_text``
+    how that noise was found (for the study's words); ``low``/``high`` may be open
+    (``-inf``, ``inf``) for a one-sided band.
 
     >>> [round(x, 2) for x in Measurement.point(4.38, 1.2, "%").band(load_rules())]
     [3.18, 5.58]
     >>> Measurement.point(100.0, unit="Mbps").text(load_rules())
-    '100 Mbps ± 5 (declared default, 5%)'
+    '100 Mbps ± 5 (default 5%)'
+    >>> Measurement(145.0, 145.0, unit="%", widened=(122.0, 171.0)).text(load_rules())
+    '145% [122, 171]'
     """
 
     low: float
@@ -103,12 +108,11 @@ class Measurement:
         else:
             head = f"{_g(self.low)}-{_g(self.high)}{u}"
         if self.widened is not None:
-            return f"{head} (with noise {_fmt(*self.widened)}{self.noise_text})"
+            return f"{head} {_fmt(*self.widened)}"
         if self.noise is None:
             e = self._noise(rules)
-            return (f"{head} ± {_g(e)} (declared default, "
-                    f"{rules.default_relative_noise:.0%})")
-        return f"{head} ± {_g(self.noise)}{self.noise_text}" if self.noise else head
+            return f"{head} ± {_g(e)} (default {rules.default_relative_noise:.0%})"
+        return f"{head} ± {_g(self.noise)}" if self.noise else head
 
     def magnitude(self) -> float:
         """The measured magnitude, ``max(|low|, |high|)`` over the finite sides."""
@@ -219,13 +223,33 @@ def _measured(r: Rules, rule: str, measured: Measurement, interval: Any,
               alternatives: Mapping[str, tuple[float, float]] | None = None,
               degenerate: str | None = None, would_take: Sequence[Take] = (),
               prefix: str = "") -> Verdict:
+    v = _measured_pooled(r, rule, measured, interval, tolerance, difference, alternatives,
+                         degenerate, would_take, prefix)
+    if not alternatives or v.reason.startswith(("degenerate", "seed-only")):
+        return v
+    each = {k: _measured_pooled(r, rule, measured, SimpleNamespace(
+        low=a, high=b, sources=interval.sources, coverage=interval.coverage), tolerance,
+        difference).word for k, (a, b) in alternatives.items()}
+    if len(set(each.values())) < 2:
+        return v
+    listed = "; ".join(f"{k} {_fmt(*alternatives[k])}: {w}" for k, w in each.items())
+    return Verdict(v.word, f"{v.reason}; the alternatives disagree ({listed})", v.rule,
+                   v.rules_sha256, v.p_holds, v.p_text, None, v.would_take, v.band)
+
+
+def _measured_pooled(r: Rules, rule: str, measured: Measurement, interval: Any,
+                     tolerance: float | None = None, difference: bool = False,
+                     alternatives: Mapping[str, tuple[float, float]] | None = None,
+                     degenerate: str | None = None, would_take: Sequence[Take] = (),
+                     prefix: str = "") -> Verdict:
     _check_coverage(r, interval)
     lo, hi, sources, samples = _interval(interval)
     b = measured.band(r)
     p = p_inside(samples, *b) if samples is not None else None
     n = None if samples is None else int(samples.size)
     pred = f"the {r.coverage:.0%} interval {_fmt(lo, hi)}"
-    where = f"the measurement widened by its noise {_fmt(*b)}"
+    where = f"the claim's band {_fmt(*b)}" if rule == "qualitative" else \
+        f"the measurement widened by its noise {_fmt(*b)}"
 
     def out(word: str, reason: str, take: bool = False) -> Verdict:
         t = "; ".join(x.text() for x in would_take) if take and would_take else None
@@ -233,8 +257,9 @@ def _measured(r: Rules, rule: str, measured: Measurement, interval: Any,
 
     if degenerate or lo == hi:
         why = degenerate or f"the interval has zero width ({_g(lo)})"
-        return out("undetermined", f"degenerate: {why}; a quantity fixed by construction "
-                                   "is not a check")
+        v = out("undetermined", f"degenerate: {why}; a quantity fixed by construction "
+                                "is not a check")
+        return Verdict(v.word, v.reason, rule, r.sha256, None, "", None, None, b)
     missing = r.required_sources - sources
     if missing:
         return out("undetermined", f"seed-only: {pred} carries no "
@@ -272,7 +297,7 @@ def _combine(r: Rules, rule: str, parts: Mapping[str, Verdict], head: str,
     else:
         word = r.words[rule][2]
     each = "; ".join(f"{k}: {v.word} ({v.reason})" for k, v in parts.items())
-    takes = [v.would_take for v in parts.values() if v.would_take]
+    takes = [f"{k}: {v.would_take}" for k, v in parts.items() if v.would_take]
     return Verdict(word, f"{head}{each}", rule, r.sha256, p, format_p(p, n), None,
                    "; ".join(dict.fromkeys(takes)) or None)
 
@@ -292,7 +317,10 @@ def _qualitative(r: Rules, operationalised: str, differences: str,
                        None, v.would_take, v.band)
     ps = [v.p_holds for v in parts.values() if v.p_holds is not None]
     p = min(ps) if len(ps) == len(parts) else None
-    return _combine(r, "qualitative", parts, head, p, None, any_miss=False)
+    sizes = [np.size(kw["interval"].samples) for kw in configurations.values()
+             if getattr(kw["interval"], "samples", None) is not None]
+    return _combine(r, "qualitative", parts, head + "P(holds) is the least over them; ", p,
+                    min(sizes) if sizes else None, any_miss=False)
 
 
 def _shape(r: Rules, points: Mapping[str, Mapping[str, Any]], power: float,

@@ -66,7 +66,7 @@ def _equivalence_rows(stats: list[dict], margin_pct: float, alpha: float) -> pd.
 
 def verdict_003(table: pd.DataFrame | None = None, margin_pct: float = 2.0, n: int = 30,
                 alpha: float = 0.05, diff_from: str = "delta") -> pd.DataFrame:
-    """Welch and TOST per row of seed 003's table, from its published numbers alone.
+    """Welch and TOST per row of the RFC's madvise table, from its published numbers alone.
 
     Assumptions, because the mail does not say: the one ``stddev`` per row applies to
     both arms, and each arm has ``n`` = 30 observations (the 30 trials). With

@@ -106,11 +106,19 @@ def test_a_miss_must_hold_under_every_alternative():
     assert v.word == "misses" and "2 alternatives" in v.reason
 
 
+def test_alternatives_that_disagree_are_named():
+    m = Measurement.point(4.38, 1.2)
+    v = measured(m, 0.6, 70.0, alternatives={"growth=writes": (0.6, 2.0),
+                                              "growth=reads": (3.0, 70.0)})
+    assert v.word == "undetermined" and "alternatives disagree" in v.reason
+    assert "growth=writes [0.6, 2]: misses" in v.reason
+
+
 def test_what_it_would_take_is_printed_with_a_miss_only():
     take = [Take("c2c_transfer", "cycles", 1770.0, (45.0, 350.0), "the line's utilisation "
                  "is 1.3 there"), Take("lock_waiters", "CPUs", None, searched=(0.0, 500.0))]
     v = measured(Measurement.point(4.38, 1.2), 0.3, 2.3, would_take=take)
-    assert v.would_take == ("c2c_transfer = 1.77e+03 cycles (outside its prior 45-350; "
+    assert v.would_take == ("c2c_transfer = 1770 cycles (outside its prior 45-350; "
                             "infeasible: the line's utilisation is 1.3 there); lock_waiters: "
                             "no value in 0-500 CPUs reaches it")
     assert measured(Measurement.point(4.38, 1.2), 2.0, 5.0, would_take=take).would_take is None
@@ -134,7 +142,10 @@ def test_p_is_the_share_of_draws_inside_the_widened_measurement():
 def test_p_counts_exactly_the_draws_inside(draws, m, e):
     y = np.array(draws)
     v = measured(Measurement.point(m, e), float(y.min()), float(y.max()), samples=y)
-    assert v.p_holds == pytest.approx(np.mean((y >= m - e) & (y <= m + e)))
+    if y.min() == y.max():  # degenerate: no P, never agreement
+        assert v.p_holds is None and v.word == "undetermined"
+    else:
+        assert v.p_holds == pytest.approx(np.mean((y >= m - e) & (y <= m + e)))
 
 
 @given(st.floats(-100, 100, allow_nan=False), st.floats(0, 10, allow_nan=False),
