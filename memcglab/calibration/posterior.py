@@ -41,13 +41,16 @@ class Param:
                              "for a positive parameter)")
 
     def to_u(self, x: np.ndarray) -> np.ndarray:
+        """Values in the unconstrained coordinate (log for a positive parameter)."""
         return np.log(x) if self.positive else np.asarray(x, dtype=float)
 
     def from_u(self, u: np.ndarray) -> np.ndarray:
+        """Values back from the unconstrained coordinate."""
         return np.exp(u) if self.positive else np.asarray(u, dtype=float)
 
     @property
     def prior_u(self) -> tuple[float, float]:
+        """The prior's centre and sd in the unconstrained coordinate."""
         centre = float(np.log(self.prior_median)) if self.positive else self.prior_median
         return centre, self.prior_sd
 
@@ -65,10 +68,12 @@ class Calibration:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The parameters' names, in order."""
         return tuple(p.name for p in self.params)
 
     @property
     def mode(self) -> dict[str, float]:
+        """The posterior mode, each parameter in its own units."""
         return {p.name: float(p.from_u(u)) for p, u in zip(self.params, self.mode_u,
                                                             strict=True)}
 

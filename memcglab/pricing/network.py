@@ -61,6 +61,7 @@ class NetworkResult:
         return self.utilisation.argmax(axis=-1)
 
     def bottleneck_names(self) -> list[str]:
+        """The most utilised station's name, per point."""
         return [self.stations[k] for k in self.bottleneck]
 
 

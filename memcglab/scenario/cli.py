@@ -26,6 +26,7 @@ MAX_SCENARIOS = 1000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command's options (the scenario contract's)."""
     parser.add_argument("scenarios", nargs="+", metavar="SCENARIO.toml",
                         help="scenario files (docs/scenario-contract.md)")
     parser.add_argument("--out", metavar="FILE",

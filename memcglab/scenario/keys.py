@@ -50,6 +50,7 @@ class KeySpec:
 
     @property
     def required(self) -> bool:
+        """True when the key has no default."""
         return self.default is None
 
     def problem(self, v: Any) -> str:

@@ -87,12 +87,14 @@ class BottleneckLaw:
     pooled: float
 
     def change(self, x_base: float, walks: float, lines: int, family: str) -> float:
+        """The law's change in % for a base rate, the new kernel's walks and lines."""
         s = self.hold.get(family, self.pooled)
         if walks <= 0 or lines <= 0:
             return 0.0
         return (min(x_base, 1.0 / (walks * lines * s)) / x_base - 1.0) * 100.0
 
     def predict(self, model: CaseModel) -> float | None:
+        """The law's change for a case, or None where its base rate is not printed."""
         x = measured_base_rate(model)
         if x is None:
             return None

@@ -30,6 +30,7 @@ QUICK_POINTS = 64
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command's options."""
     parser.add_argument("--out", metavar="DIR", help="write the scoreboard's tables to DIR")
     parser.add_argument("--quick", action="store_true",
                         help=f"{QUICK_POINTS} points per prediction (a CI-sized run)")
@@ -81,6 +82,7 @@ def _calibrate(path: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Score, or calibrate; the exit status."""
     points = args.points or (QUICK_POINTS if args.quick else DEFAULT_POINTS)
     if not 1 <= points <= MAX_POINTS:
         print(f"--points {points}: must be between 1 and {MAX_POINTS}", file=sys.stderr)

@@ -60,6 +60,7 @@ def declared_noise(case: Case) -> float:
 
 
 def typical_values(model: ScenarioModel, n: int) -> dict[str, np.ndarray]:
+    """The hardware priors' typical values (and the machine's clock), ``n`` points."""
     p = model.profile
     v = {name: np.full(n, p.priors[name].typical) for name in CostParams.names()
          if name != "c2c_transfer"}
@@ -79,6 +80,7 @@ class CaseModel:
 
     @property
     def family(self) -> str:
+        """The machine family of the case's scenario."""
         return self.model.profile.family
 
     def _priced(self, theta: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -102,6 +104,7 @@ class CaseModel:
         return np.log(new / base).mean(axis=0)
 
     def change_pct(self, theta: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The predicted change in % per point."""
         return np.expm1(self.log_ratio(theta)) * 100.0
 
     def log_base_rate(self, theta: Mapping[str, np.ndarray]) -> np.ndarray:

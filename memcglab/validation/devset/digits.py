@@ -20,11 +20,13 @@ __all__ = ["check_changes", "check_excerpts", "decimals", "derive", "value_inter
 
 
 def decimals(text: str) -> int:
+    """Decimal places a printed figure shows."""
     digits = text.replace(",", "").rstrip("%X").lstrip("+-−")
     return len(digits.split(".")[1]) if "." in digits else 0
 
 
 def value_interval(text: str, value: float, integer_rounding: str) -> tuple[float, float]:
+    """The values a printed figure can stand for, given its rounding."""
     # A printed value covers half a unit of its last digit either side; an lkp integer may
     # also be truncated (Ruby's '%d'), which covers one unit above.
     d = decimals(text)
@@ -66,6 +68,7 @@ def _found(token: str, line: str, pos: int) -> int:
 
 
 def check_excerpts(path: Path, tables: Mapping[str, Table], rows: list[SourceRow]) -> None:
+    """Every row's printed tokens stand, in column order, in its verbatim line."""
     by_line: dict[tuple[str, int], list[SourceRow]] = {}
     for r in rows:
         by_line.setdefault((r.table, r.excerpt_line), []).append(r)
@@ -84,6 +87,7 @@ def check_excerpts(path: Path, tables: Mapping[str, Table], rows: list[SourceRow
 
 
 def check_changes(path: Path, tables: Mapping[str, Table], rows: list[SourceRow]) -> None:
+    """Every printed change follows from its printed values under the source's rounding."""
     index = {(r.table, r.condition, r.quantity, r.kernel): r for r in rows}
     for r in rows:
         if not r.change_printed:
