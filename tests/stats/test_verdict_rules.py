@@ -19,7 +19,7 @@ PINNED = {
     "verdict_rules_addendum_2026-12-01.toml":
         "89e49bef136a50f960f1de09aa683ed49c94f390d1694df3d0c57500d2f8df56",
     "verdict_rules_addendum_2026-12-01.md":
-        "801ce11f484bbed69c34ba98ee2870b5d8a07f7e43067a23184de8bb8f709af1",
+        "58c9b799cf52c644b8746d65b18578e4b53011e3250b71a681c14464dde2aa35",
 }
 FULL = frozenset({"parameters", "alternatives", "seeds"})
 
