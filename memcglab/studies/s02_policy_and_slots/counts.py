@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from memcglab.studies import count_row
+from memcglab.studies.common.text import plural
 from memcglab.trace import OP_CHARGE, OP_UNCHARGE, Trace
 
 __all__ = ["STOCK_OPS", "ACTIVE_COLUMNS", "window_distinct", "active_windows", "active_summary",
@@ -131,7 +132,7 @@ def event_counts(runs: pd.DataFrame) -> pd.DataFrame:
 def _config(mix: str, policy: str, slots: int, clients: int) -> str:
     where = f"netperf {clients} clients" if mix == "netperf" else \
         f"synthetic {mix}, CPUs with more active memcgs than slots"
-    return f"{policy}, {slots} slots, {where}"
+    return f"{policy}, {plural(slots, 'slot')}, {where}"
 
 
 def counts(events: pd.DataFrame, active: pd.DataFrame, slots: int,
@@ -146,7 +147,7 @@ def counts(events: pd.DataFrame, active: pd.DataFrame, slots: int,
         rows.append(count_row(
             "02", "windows with more active memcgs than slots (%)",
             f"netperf {clients} clients, W = {r.window} stock operations per CPU, "
-            f"{r.slots} slots", float(r.over_pct),
+            f"{plural(int(r.slots), 'slot')}", float(r.over_pct),
             f"{int(r.over)} of {int(r.windows)} windows; at most {int(r.max_active)} active "
             f"memcgs in a window (mean {r.mean_active:.2f}); exact from the traces"))
     names = (("walks_per_1000", "walks per 1000 charges"),

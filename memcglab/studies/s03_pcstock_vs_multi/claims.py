@@ -32,6 +32,7 @@ from memcglab.studies.s03_pcstock_vs_multi.study import (
     PcstockParams,
     judged,
     judged_deltas,
+    madvise_key,
 )
 from memcglab.uncertainty import UncertainResult
 
@@ -101,13 +102,13 @@ def claims(v: pd.DataFrame, preds: dict[str, UncertainResult], p: PcstockParams,
         f"negligible performance differences at {cg} cgroups", name(RFC),
         "'shows negligible performance differences' (40 CPUs, 30 trials of 50 iterations): "
         f"{_deltas(pub)}",
-        "; ".join(f"{_interval(preds[f'madvise, {c} cgroups'], 2)} at {plural(c, 'cgroup')}"
+        "; ".join(f"{_interval(preds[madvise_key(c)], 2)} at {plural(c, 'cgroup')}"
                   for c in p.cgroups) + " trial CPU time",
         judged(preds, p), measurement=f"within ±{p.margin_pct:g}% (the lab's margin)")]
     deltas = judged_deltas(preds, v, p, df)
     by = pub.set_index("cgroups")
     for c, verdict in deltas.items():
-        r, row = preds[f"madvise, {c} cgroups"], by.loc[c]
+        r, row = preds[madvise_key(c)], by.loc[c]
         rows.append(claim_row(
             f"measured difference at {plural(c, 'cgroup')}", name(RFC),
             f"{row['delta_pct']:+.3g}% (Welch p = {row['welch_p']:.2g}, n = 30 per arm)",
@@ -151,7 +152,7 @@ def conclusion(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResu
     """
     top_c, top_n = max(p.cgroups), max(p.clients)
     mad_eq, pub_eq = bool(s["all_equivalent_madvise"]), bool(s["all_equivalent_published"])
-    m = preds[f"madvise, {top_c} cgroups"]
+    m = preds[madvise_key(top_c)]
     out = [
         f"On the RFC's madvise loop ({plural(top_c, 'cgroup')}), the page_counter stock walks "
         f"{1000 * s['walks_per_op_pcstock_madvise']:.1f} times per 1000 faults against "

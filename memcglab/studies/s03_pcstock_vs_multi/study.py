@@ -59,7 +59,8 @@ from memcglab.workloads import MadviseFaultSpec
 
 __all__ = ["BEFORE", "AFTER", "MADVISE", "NETPERF", "DEFAULT_SCENARIO", "PcstockParams",
            "run", "run_madvise", "run_netperf", "samples", "verdict", "intervals",
-           "predictions", "predictions_table", "judged", "judged_deltas", "counts", "summary"]
+           "predictions", "predictions_table", "judged", "judged_deltas", "counts", "summary",
+           "madvise_key"]
 
 #: the two arms: the page_counter-stock RFC's "before" (the memcg stock) and "after" (the RFC)
 BEFORE, AFTER = "multi", "pcstock"
@@ -177,6 +178,15 @@ def _trials(p: PcstockParams, cgroups: int, model: str) -> list[dict]:
     return rows
 
 
+def madvise_key(cgroups: int) -> str:
+    """The key of the madvise loop's priced change at ``cgroups`` cgroups.
+
+    >>> madvise_key(1), madvise_key(32)
+    ('madvise, 1 cgroup', 'madvise, 32 cgroups')
+    """
+    return f"madvise, {plural(cgroups, 'cgroup')}"
+
+
 def run_madvise(p: PcstockParams) -> pd.DataFrame:
     """The page_counter-stock RFC's loop: one row per (cgroups, model, trial)."""
     return pd.DataFrame([r for c in p.cgroups for model in (BEFORE, AFTER)
@@ -246,7 +256,7 @@ def intervals(v: pd.DataFrame) -> pd.DataFrame:
 def predictions(df: pd.DataFrame, p: PcstockParams) -> dict[str, UncertainResult]:
     """Every priced change, in %, keyed by what it prices (in this order):
 
-    ``madvise, C cgroups`` (trial CPU time), ``netperf, all scenarios`` (throughput per
+    :func:`madvise_key` ``(C)`` (trial CPU time), ``netperf, all scenarios`` (throughput per
     flow, every scenario drawn), ``netperf, release=R`` (the other axes drawn),
     ``netperf, LABEL`` per scenario, ``netperf by clients, N clients, R/P/M`` at the
     smaller client counts (first scenario), and ``netperf cycles, R/P/M`` for each release at
@@ -257,7 +267,7 @@ def predictions(df: pd.DataFrame, p: PcstockParams) -> dict[str, UncertainResult
     mad = df[df["workload"] == MADVISE]
     mspace = madvise_space(load_profile(p.madvise_profile), range(p.trials))
     for c in p.cgroups:
-        out[f"madvise, {c} cgroups"] = summarise(
+        out[madvise_key(c)] = summarise(
             madvise_change_fn(mad, c), mspace, n=p.samples,
             holds=lambda y: np.abs(y) <= p.margin_pct, threshold=p.margin_pct, unit="%")
     net = df[df["workload"] == NETPERF]
@@ -312,7 +322,7 @@ def judged(preds: dict[str, UncertainResult], p: PcstockParams) -> object:
     """The RFC's "negligible performance differences" judged on every cgroup count at once
     (:func:`memcglab.stats.judge`, rule ``qualitative``: the +-margin band)."""
     band = Measurement(-p.margin_pct, p.margin_pct, 0.0, "%")
-    conf = {plural(c, "cgroup"): {"measured": band, "interval": preds[f"madvise, {c} cgroups"],
+    conf = {plural(c, "cgroup"): {"measured": band, "interval": preds[madvise_key(c)],
                                   "tolerance": p.margin_pct} for c in p.cgroups}
     return judge("qualitative", operationalised=NEGLIGIBLE.format(m=p.margin_pct),
                  differences=SETUP, configurations=conf)
@@ -330,7 +340,7 @@ def judged_deltas(preds: dict[str, UncertainResult], v: pd.DataFrame,
     for c in p.cgroups:
         if c not in pub.index:
             continue
-        row, res = pub.loc[c], preds[f"madvise, {c} cgroups"]
+        row, res = pub.loc[c], preds[madvise_key(c)]
         m = Measurement.point(float(row["delta_pct"]), float(row["ci90_half_pct"]), "%")
         kw = {"measured": m, "interval": res, "difference": True, "tolerance": p.margin_pct}
         verdict_ = judge("measured", **kw)
@@ -358,7 +368,7 @@ def counts(df: pd.DataFrame, p: PcstockParams) -> list[dict]:
             hits = float((g["hit_rate"] * g["charges"]).sum())
             for q, v in (("walks per 1000 charges", walks), ("stock hits per 1000 charges",
                                                              hits)):
-                rows.append(count_row("03", q, f"{model}, madvise loop {c} cgroups",
+                rows.append(count_row("03", q, f"{model}, madvise loop {plural(c, 'cgroup')}",
                                       round(1000.0 * v / charges, 4), note))
     return rows + netperf_counts(df[df["workload"] == NETPERF], max(p.clients))
 

@@ -26,6 +26,7 @@ from memcglab.stats import Measurement, judge, load_rules, option_intervals
 from memcglab.studies import claim_row, count_row, interval_columns
 from memcglab.studies.common.figures import new_figure
 from memcglab.studies.common.sources import FALSE_SHARING, MULTI, name
+from memcglab.studies.common.text import plural
 from memcglab.studies.s04_layout_false_sharing.pricing import ceiling, poisson_estimate
 from memcglab.studies.s04_layout_false_sharing.study import (
     ERAS_004,
@@ -136,12 +137,13 @@ def figure_seed004(r: LayoutResults) -> tuple[plt.Figure, str]:
     sim = float(at["line_transfers_per_event"].mean())
     text = (f"Left: coherence transfers per swap-fail event of each struct mem_cgroup layout "
             f"at the derived {READ_RANGE.typical:.0f} loads per event (bars: mean, whiskers: "
-            f"sd over {r.params.seeds} seeds); blamed {t['blamed']:.1f}, parent "
-            f"{t['parent']:.1f}, fixed {t['fixed']:.1f}. Right: transfers of the line "
+            f"sd over {plural(r.params.seeds, 'random seed')}); blamed {t['blamed']:.1f}, "
+            f"parent {t['parent']:.1f}, fixed {t['fixed']:.1f}. Right: transfers of the line "
             "holding vmstats_percpu in the blamed layout (band: range over "
-            f"{r.params.sweep_seeds} seeds) against the read rate, with the ceiling (a CPU "
-            "misses at most once per remote write and once per own read) and the estimate "
-            "for independent Poisson reads and writes; the green band is the derived range. "
+            f"{plural(r.params.sweep_seeds, 'random seed')}) against the read rate, with the "
+            "ceiling (a CPU misses at most once per remote write and once per own read) and "
+            "the estimate for independent Poisson reads and writes; the green band is the "
+            "derived range. "
             f"What to see: at the typical rate the simulator gives {sim:.1f} transfers per "
             f"event, under the ceiling's {float(ceiling(READ_RANGE.typical, cpus)[0]):.1f}; "
             + ("the reads, not the remote writes, bound the misses over the whole derived "

@@ -106,7 +106,7 @@ def test_counts_are_exact_rows_per_scenario_and_stock(done):
 
 def test_predictions_cover_every_scenario_with_intervals(done):
     _, _, preds = done
-    assert list(preds)[:3] == ["madvise, 1 cgroups", "madvise, 4 cgroups",
+    assert list(preds)[:3] == ["madvise, 1 cgroup", "madvise, 4 cgroups",
                                "netperf, all scenarios"]
     assert "netperf, task/paired/together" in preds
     assert "netperf cycles, softirq/paired/independent" in preds
@@ -189,7 +189,7 @@ def test_netperf_work_outside_memcg_is_set_by_the_data(done):
     assert other.source.startswith(("development-set calibration", "memcg: multi-memcg"))
     assert 3000 < other.low < other.high < 80000
     # the madvise rows judge the RFC's own table: nothing fitted to it prices them
-    assert preds["madvise, 1 cgroups"].space["fault_cycles"].source.startswith("study 3")
+    assert preds["madvise, 1 cgroup"].space["fault_cycles"].source.startswith("study 3")
 
 
 def test_summary_and_conclusion_follow_the_numbers(done):
