@@ -44,9 +44,9 @@ def netperf_trace(cpus: int, clients: int, messages: int, seed: int) -> Trace:
     rng = np.random.default_rng(seed)
     flows = rng.integers(0, clients, size=messages)
     ops = np.zeros(clients + 1 + 2 * messages, dtype=OP_DTYPE)
-    ops[0] = (OP_CGROUP, False, -1, 1, 0, PAGE_COUNTER_MAX, 0)
+    ops[0] = (OP_CGROUP, False, -1, 1, 0, PAGE_COUNTER_MAX, 0, False)
     for c in range(clients):
-        ops[1 + c] = (OP_CGROUP, False, -1, 2 + c, 1, PAGE_COUNTER_MAX, 0)
+        ops[1 + c] = (OP_CGROUP, False, -1, 2 + c, 1, PAGE_COUNTER_MAX, 0, False)
     body = ops[clients + 1:]
     body["op"][0::2], body["op"][1::2] = OP_CHARGE, OP_UNCHARGE
     body["memcg"][0::2] = body["memcg"][1::2] = 2 + flows
