@@ -26,7 +26,7 @@ priors, the derived read-rate range, the lock-stretch inputs, a modelling altern
 (:func:`memcglab.uncertainty.summarise`); :func:`regressions` keeps the one-point price of
 :class:`memcglab.cost.CostParams`' ``c2c_transfer``. Published numbers read here: the two placements
 (inputs to the layout) and, in :func:`seed004_claim`, the values a claim's probability and
-break-even are measured against; the verdict (:func:`memcglab.stats.verdicts.verdict_004_rules`)
+break-even are measured against; the verdict (:func:`memcglab.stats.judge`, in the views)
 judges by the pre-registered rules.
 :class:`LayoutParams` and :func:`run` are here; figures, ``summary``, ``counts``,
 ``claims`` and ``conclusion`` are in :mod:`memcglab.studies.s04_layout_false_sharing.views`.
