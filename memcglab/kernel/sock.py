@@ -10,15 +10,20 @@ whole pages are reclaimed from it (``__sk_mem_reclaim`` ->
 
 Two eras, the scenario contract's ``sk_reclaim`` key:
 
-* ``"eager"``: v5.19 on, as in the v6.18.19 tree (6952350/linux-6.18.y at
+* ``"eager"``: v6.0 on, as in the v6.18.19 tree (6952350/linux-6.18.y at
   312d9602fe3e: include/net/sock.h, net/core/sock.c, net/ipv4/tcp_output.c,
-  net/ipv4/udp.c). Eric Dumazet's series merged as "net-reduce-tcp_memory_allocated-
-  inflation" (v5.19) made ``sk_mem_uncharge`` call ``sk_mem_reclaim``, which returns
-  every whole page ("net: keep sk->sk_forward_alloc as small as possible"), made
-  ``sk_wmem_schedule``/``sk_rmem_schedule`` raise the reserve by the missing ``delta``
-  only ("net: fix sk_wmem_schedule() and sk_rmem_schedule() errors", a fix the
-  stable branches took too) and removed ``SK_MEM_QUANTUM`` ("net: remove
-  SK_MEM_QUANTUM and SK_MEM_QUANTUM_SHIFT"); v6.18.19 has no
+  net/ipv4/udp.c). Eric Dumazet's net-next series merged as
+  "net-reduce-tcp_memory_allocated-inflation" (posted in June 2022, message-id
+  ``20220609063412.2205738-7-eric.dumazet@gmail.com`` for patch 6/7, after
+  v5.19-rc1, so first released in v6.0: a v5.19 tree, yishangzhang/linux-5.19 at
+  4a8550523ce9, still has ``SK_RECLAIM_THRESHOLD`` in ``sk_mem_uncharge`` and the
+  whole-size ``sk_wmem_schedule``) made ``sk_mem_uncharge`` call ``sk_mem_reclaim``, which
+  returns every whole page ("net: keep sk->sk_forward_alloc as small as possible"),
+  made ``sk_wmem_schedule``/``sk_rmem_schedule`` raise the reserve by the missing
+  ``delta`` only ("net: fix sk_wmem_schedule() and sk_rmem_schedule() errors", a fix
+  the stable branches took too: unifreq/linux-5.15.y at 5c88653f6cce, v5.15.215,
+  schedules the delta and still reclaims at 2 MiB) and removed ``SK_MEM_QUANTUM``
+  ("net: remove SK_MEM_QUANTUM and SK_MEM_QUANTUM_SHIFT"); v6.18.19 has no
   ``sk_mem_reclaim_partial`` either.
 * ``"lazy"``: the code before it, as in v5.10 (torvalds/linux tag v5.10,
   2c85ebc57b3e; read in wqhot/linux-5.10 at 2d901b1cb612, v5.10 with the -rt17
@@ -105,7 +110,7 @@ SK_RECLAIM_CHUNK = 1 << 20
 UDP_FORWARD_THRESHOLD = 212992 >> 2
 
 ERAS = {
-    "eager": "v5.19 on (v6.18.19): every sk_mem_uncharge returns all whole pages of "
+    "eager": "v6.0 on (v6.18.19): every sk_mem_uncharge returns all whole pages of "
              "sk_forward_alloc; schedules raise it by the missing delta",
     "lazy": "v5.10: the reserve is kept until it reaches SK_RECLAIM_THRESHOLD (2 MiB) "
             "or an explicit sk_mem_reclaim; schedules raise it by sk_mem_pages(size)",

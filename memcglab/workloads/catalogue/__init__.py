@@ -6,7 +6,7 @@ operation is and how many the trace represents, the memcgs and their roles, wher
 each instance's tasks and softirq work run, and the accounting rows the trace was
 made of (``docs/accounting.md`` prints them). Each test's accounting is derived from
 the benchmark's source and the kernel's (v6.18.19; ``sk_reclaim = "lazy"`` for the
-socket code before v5.19), with the sources cited per row.
+socket code before v6.0), with the sources cited per row.
 
 >>> bt = build(BenchmarkSpec("hackbench", "socket", {"groups": 2}, Machine(8, 1, 2),
 ...                          operations=400))
