@@ -2,9 +2,18 @@
 
 Every constant is derived here from the macros of the v6.18.19 tree (6952350/linux-6.18.y
 at 312d9602fe3e) with the values a distribution kernel builds them with: 64-byte
-cache lines, 4 KiB pages, ``LL_MAX_HEADER`` 128 (``CONFIG_HYPERV_NET``), ``MAX_HEADER``
-``LL_MAX_HEADER + 48`` (IP tunnels configured), ``MAX_SKB_FRAGS`` 17. Two are
-structure sizes read from a distribution build rather than computed, and marked so.
+cache lines, 4 KiB pages, ``LL_MAX_HEADER`` 128, ``MAX_HEADER`` ``LL_MAX_HEADER + 48``
+(IP tunnels configured), ``MAX_SKB_FRAGS`` 17. Two are structure sizes read from a
+distribution build rather than computed, and marked so.
+
+``LL_MAX_HEADER``: the pinned tree is not a kernel.org copy; its
+include/linux/netdevice.h forces 128 (``|| 1`` after the ``CONFIG_WLAN`` and
+``CONFIG_MAC80211_MESH`` tests). Mainline gives 128 for ``CONFIG_HYPERV_NET=y`` or
+``CONFIG_MAC80211_MESH`` (a module, ``=m``, does not define ``CONFIG_HYPERV_NET``)
+and 96 for WLAN without mesh; both make ``MAX_TCP_HEADER`` 320 and the small-head
+cache 704 bytes, so every size below is the same. Only a kernel with neither WLAN,
+AX.25 nor Hyper-V networking (32) differs: a 640-byte small head, a 896-byte TCP
+head truesize.
 
 >>> TCP_SKB_HEAD_TRUESIZE, skb_head_kmalloc(100), skb_head_kmalloc(3776)
 (960, 512, 4096)
