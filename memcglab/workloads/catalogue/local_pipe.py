@@ -15,8 +15,9 @@ cover: how far the reader falls behind decides everything. A receiver sleeps in
 ``pipe_read`` until woken and then drains its pipe (``batch_reads``; the
 ``queue_depth`` alternative is the mean messages per wake): on an oversubscribed
 machine (the robot's 100% and 1600% threads) it waits a scheduling round while its
-20 senders keep writing, hence its default. The pipe's 16 buffers are not a limit
-here (the writers' blocking on a full pipe is not modelled).
+20 senders keep writing, hence its default. A pipe holds at most ``PIPE_DEF_BUFFERS``
+(16) buffers: a writer that finds them taken sleeps in ``pipe_write`` and the reader
+drains the pipe first.
 """
 
 from __future__ import annotations

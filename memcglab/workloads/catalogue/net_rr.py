@@ -69,6 +69,8 @@ _SCTP_FREE = kcite("net/sctp/socket.c", "sctp_wfree")
 _SCTP_RX = kcite("net/sctp/ulpevent.c", "sctp_ulpevent_make_rcvmsg")
 _SCTP_READ = kcite("net/sctp/socket.c", "sctp_sock_rfree")
 _SCTP_OWNER = kcite("include/net/sctp/sctp.h", "sctp_skb_set_owner_r")
+_SCTP_INPUT = kcite("net/sctp/input.c", "sctp_rcv / sctp_add_backlog")
+_BACKLOG = kcite("net/core/sock.c", "__release_sock / __sk_flush_backlog")
 _NETPERF = Cite("HewlettPackard/netperf", "src/nettest_omni.c",
                 "afc51ff9764741da4ed6702651fba9d9c23f8557", "send_omni_inner / recv_omni")
 _LAT_TCP = Cite("intel/lmbench", "src/lat_tcp.c", "941a0dcc0e7bdd9bb0dee05d7f620e77da8c43af",
@@ -171,7 +173,7 @@ def _sctp_rows() -> dict[str, AccountingRow]:
             f"({peer}'s previous chunk)",
             "-", "socket", peer, side, "softirq",
             "whole pages of the reserve after the chunk truesize comes back",
-            (_SCTP_FREE, SK_RECLAIM))
+            (_SCTP_FREE, SK_RECLAIM), per_op="1, if rr_rx = softirq")
         rows[f"{p}_rx"] = AccountingRow(
             f"{p}_rx", "sk_schedule",
             f"NET_RX softirq on the {side}'s CPU -> sctp_ulpevent_make_rcvmsg -> "
@@ -180,7 +182,24 @@ def _sctp_rows() -> dict[str, AccountingRow]:
             _SOFT, "socket", peer, side, "softirq",
             f"pages of (16 + {what} bytes - sk_forward_alloc); rmem_len = data + "
             f"sizeof(struct sk_buff) ({SIZEOF_SK_BUFF} B)",
-            (_SCTP_RX, _SCTP_OWNER, SK_SCHEDULE))
+            (_SCTP_RX, _SCTP_OWNER, SK_SCHEDULE), per_op="1, if rr_rx = softirq")
+        rows[f"{p}_sack_backlog"] = AccountingRow(
+            f"{p}_sack_backlog", "sk_uncharge",
+            f"sctp_rcv ({peer} holds the lock) -> sctp_add_backlog; {peer}'s release_sock -> "
+            "sctp_backlog_rcv -> the bundled SACK -> sctp_outq_sack -> sctp_wfree -> "
+            f"sk_mem_uncharge ({peer}'s previous chunk)",
+            "-", "socket", peer, peer, "task",
+            "whole pages of the reserve after the chunk truesize comes back",
+            (_SCTP_INPUT, _BACKLOG, _SCTP_FREE, SK_RECLAIM), per_op="1, if rr_rx = backlog")
+        rows[f"{p}_rx_backlog"] = AccountingRow(
+            f"{p}_rx_backlog", "sk_schedule",
+            f"{peer}'s release_sock -> sctp_backlog_rcv -> sctp_ulpevent_make_rcvmsg -> "
+            "sk_rmem_schedule(chunk length) -> mem_cgroup_sk_charge; sctp_skb_set_owner_r "
+            "-> sk_mem_charge(rmem_len)",
+            _SOCK, "socket", peer, peer, "task",
+            f"pages of (16 + {what} bytes - sk_forward_alloc); rmem_len = data + "
+            f"sizeof(struct sk_buff) ({SIZEOF_SK_BUFF} B)",
+            (_SCTP_INPUT, _BACKLOG, _SCTP_RX, SK_SCHEDULE), per_op="1, if rr_rx = backlog")
         rows[f"{p}_read"] = AccountingRow(
             f"{p}_read", "sk_uncharge",
             f"{peer} sctp_recvmsg -> sctp_ulpevent_free -> sctp_sock_rfree -> sk_mem_uncharge"
@@ -238,7 +257,7 @@ def sctp_chunks(size: int, ip: str) -> list[int]:
 
 
 def rr_events(ev: Events, test: str, ninst: int, nops: int, req: int, rsp: int, ip: str,
-              rng: np.random.Generator) -> np.ndarray:
+              rng: np.random.Generator, rr_rx: str = "softirq") -> np.ndarray:
     """Add ``nops`` transactions of every instance; returns the time of each transaction
     start (instances interleave at random within each round)."""
     i = np.repeat(np.arange(ninst, dtype=np.int64), nops)
@@ -254,7 +273,7 @@ def rr_events(ev: Events, test: str, ninst: int, nops: int, req: int, rsp: int, 
             ev.add(f"{p}_rx", t + base + 0.01, i, arg=ts)
             ev.add(f"{p}_read", t + base + 0.02, i, arg=ts, sched=1)  # reader queue empty
     else:
-        _sctp(ev, t, i, first, req, rsp, ip)
+        _sctp(ev, t, i, first, req, rsp, ip, "" if rr_rx == "softirq" else "_backlog")
     return t
 
 
@@ -286,7 +305,8 @@ def _tcp(ev: Events, t: np.ndarray, i: np.ndarray, first: np.ndarray, req: int, 
 
 
 def _sctp(ev: Events, t: np.ndarray, i: np.ndarray, first: np.ndarray, req: int, rsp: int,
-          ip: str) -> None:
+          ip: str, where: str) -> None:
+    """SCTP's transactions; ``where`` picks the receive rows ("" softirq, "_backlog")."""
     for p, size in (("req", req), ("rsp", rsp)):
         base = 0.0 if p == "req" else 0.25
         chunks = sctp_chunks(size, ip)
@@ -296,8 +316,8 @@ def _sctp(ev: Events, t: np.ndarray, i: np.ndarray, first: np.ndarray, req: int,
         sack = np.full(len(t), sum(sctp_chunk_truesize(c) for c in other), dtype=np.int64)
         if p == "req":
             sack[first] = 0
-        ev.add(f"{p}_sack", t + base + 0.02, i, arg=sack)
+        ev.add(f"{p}_sack{where}", t + base + 0.02, i, arg=sack)
         for n, c in enumerate(chunks):
-            ev.add(f"{p}_rx", t + base + 0.03 + 0.001 * n, i, sched=16 + c,
+            ev.add(f"{p}_rx{where}", t + base + 0.03 + 0.001 * n, i, sched=16 + c,
                    arg=c + SIZEOF_SK_BUFF)
             ev.add(f"{p}_read", t + base + 0.2 + 0.001 * n, i, arg=c + SIZEOF_SK_BUFF)

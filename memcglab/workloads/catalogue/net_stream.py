@@ -14,12 +14,18 @@ scheduled (``tcp_stream_alloc_skb`` -> ``sk_wmem_schedule`` of the head's truesi
 and every copy is scheduled and charged (``tcp_wmem_schedule``, ``sk_mem_charge``),
 a copy ending at the 32 KiB page frag's end. TCP_SENDFILE's ``splice_to_socket``
 calls ``sock_sendmsg`` with ``MSG_SPLICE_PAGES``: the same schedule and charge of
-each piece, from page-cache pages instead of the frag, so no frag boundary. Sends
-coalesce, a modelling choice: Nagle in Minshall's form (``tcp_nagle_check``,
-``tcp_minshall_check``) holds a partial skb while an earlier sub-MSS segment is
-unacknowledged, which on a loaded connection is nearly always, so the next send
-appends to it until it is full (were every send pushed at once, each would be an
-skb of its own). A full
+each piece, from page-cache pages instead of the frag, so no frag boundary. Whether
+sends coalesce is the ``segments`` alternative, because the source leaves it to
+timing: Nagle in Minshall's form (``tcp_nagle_check``, ``tcp_minshall_check``)
+holds a partial skb while an earlier sub-MSS segment is unacknowledged, so the
+next send appends to it until it is full (``coalesced``); when the previous
+segment's ACK was processed before the next ``tcp_push`` (the sender's own
+``release_sock`` runs its backlog), each send's tail goes out at once and skbs
+end at send boundaries too (``per_send``). Autocorking
+(``tcp_should_autocork``) rarely holds anything over loopback, whose
+``loopback_xmit`` orphans the clone at once. The new skb is scheduled with
+``sk_forced_mem_schedule`` (``__GFP_NOFAIL``) when both queues are empty
+(``tcp_rtx_and_write_queues_empty``): the same pages as ``sk_wmem_schedule``. An
 skb's clone is received in the softirq on the sender's CPU (``rx`` = softirq) or
 from the backlog by the receiver, which holds the lock while it copies (``rx`` =
 backlog); the reader frees it ``queue_depth`` sends later on average and its
@@ -30,8 +36,15 @@ reader's (``ack`` = softirq).
 SCTP_STREAM_MANY: one-to-many (``SOCK_SEQPACKET``) sockets, one association per
 instance (netperf's default ``num_associations`` 1). A message up to the
 fragmentation point is one DATA chunk; the receiver SACKs every second packet
-(``sack_freq`` 2) from the receive softirq on the sender's CPU, and the sender
-processes the SACK from its backlog (it is in ``sctp_sendmsg``) or in softirq.
+(``sack_freq`` 2) where it processes the DATA: in the receive softirq on the
+sender's CPU (``rx`` = softirq) or from its backlog on its own CPU (``rx`` =
+backlog, ``sctp_add_backlog`` while it holds the lock in ``sctp_recvmsg``). The
+sender processes the SACK from its backlog (it is in ``sctp_sendmsg``: ``ack`` =
+backlog) or in softirq on the CPU that sent the SACK (``ack`` = softirq). The
+reader's window-update SACK (``sctp_assoc_rwnd_increase`` ->
+``sctp_peer_needs_update``: after ``max(sk_rcvbuf >> 4, pathmtu)`` = 64 KiB read on
+loopback) carries no cumulative ack the every-second-packet SACKs have not already
+sent, except for an odd packet's, and is not modelled.
 """
 
 from __future__ import annotations
@@ -43,6 +56,7 @@ from memcglab.workloads.catalogue.net_rr import sctp_chunks
 from memcglab.workloads.catalogue.rows import (
     SK_RECLAIM,
     SK_SCHEDULE,
+    TCP_FORCED,
     TCP_RECV,
     TCP_SEND,
     AccountingRow,
@@ -82,6 +96,9 @@ _RCV = kcite("net/ipv4/tcp_input.c", "tcp_rcv_established / tcp_data_queue")
 _BACKLOG = kcite("net/core/sock.c", "__release_sock / __sk_flush_backlog")
 _ACK = kcite("net/ipv4/tcp_input.c", "tcp_ack / tcp_clean_rtx_queue")
 _LO = kcite("drivers/net/loopback.c", "loopback_xmit")
+_NAGLE = kcite("net/ipv4/tcp_output.c", "tcp_nagle_check / tcp_minshall_update")
+#: skbs per send: coalesced, send_size / size_goal; per_send, ceil(send_size / size_goal)
+_PER_SKB = "send_size / size_goal (segments = coalesced), ceil of it (per_send)"
 
 
 def _tcp_rows(test: str) -> dict[str, AccountingRow]:
@@ -100,9 +117,11 @@ def _tcp_rows(test: str) -> dict[str, AccountingRow]:
         "skb": AccountingRow(
             "skb", "sk_schedule",
             f"{via} -> tcp_stream_alloc_skb -> sk_wmem_schedule -> __sk_mem_schedule -> "
-            "mem_cgroup_sk_charge; tcp_skb_entail -> sk_mem_charge",
-            _SOCK, "socket", s, s, "task", f"pages of (skb head {_H} B - sk_forward_alloc)",
-            (TCP_SEND, SK_SCHEDULE, app, *extra), per_op="send_size / size_goal"),
+            "mem_cgroup_sk_charge (sk_forced_mem_schedule when both queues are empty: "
+            "the same pages); tcp_skb_entail -> sk_mem_charge",
+            _SOCK + "; | __GFP_NOFAIL when forced", "socket", s, s, "task",
+            f"pages of (skb head {_H} B - sk_forward_alloc)",
+            (TCP_SEND, SK_SCHEDULE, TCP_FORCED, _NAGLE, app, *extra), per_op=_PER_SKB),
         "copy": AccountingRow(
             "copy", "sk_schedule",
             f"{via} -> tcp_wmem_schedule -> sk_wmem_schedule -> __sk_mem_schedule -> "
@@ -112,21 +131,21 @@ def _tcp_rows(test: str) -> dict[str, AccountingRow]:
         "rx": AccountingRow(
             "rx", "sk_rcv", rx + f" (rx = softirq: the {r} waits without the lock)", _SOFT,
             "socket", r, s, "softirq", f"pages of (skb truesize {_H} B + payload - "
-            "sk_forward_alloc)", (_LO, _RCV, SK_SCHEDULE), per_op="send_size / size_goal"),
+            "sk_forward_alloc)", (_LO, _RCV, SK_SCHEDULE), per_op=_PER_SKB),
         "rx_backlog": AccountingRow(
             "rx_backlog", "sk_rcv",
             f"tcp_v4_rcv ({r} owns the socket) -> tcp_add_backlog; {r}'s release_sock -> "
             "__release_sock -> sk_backlog_rcv -> tcp_v4_do_rcv -> tcp_rcv_established "
             "(as rx)", _SOCK, "socket", r, r, "task",
             f"pages of (skb truesize {_H} B + payload - sk_forward_alloc)",
-            (_BACKLOG, _RCV, SK_SCHEDULE), per_op="send_size / size_goal, if rx = backlog"),
+            (_BACKLOG, _RCV, SK_SCHEDULE), per_op=_PER_SKB + ", if rx = backlog"),
         "read": AccountingRow(
             "read", "sk_uncharge",
             f"{r} recv() -> tcp_recvmsg_locked -> tcp_eat_recv_skb -> __kfree_skb -> "
             "sock_rfree -> sk_mem_uncharge -> sk_mem_reclaim -> mem_cgroup_sk_uncharge -> "
             "refill_stock", "-", "socket", r, r, "task",
             "whole pages of the reserve after the skb truesize comes back",
-            (TCP_RECV, SK_RECLAIM, app), per_op="send_size / size_goal"),
+            (TCP_RECV, SK_RECLAIM, app), per_op=_PER_SKB),
         "ack": AccountingRow(
             "ack", "sk_uncharge",
             f"{r}'s tcp_cleanup_rbuf -> tcp_send_ack -> tcp_v4_rcv ({s} owns the socket) -> "
@@ -134,14 +153,14 @@ def _tcp_rows(test: str) -> dict[str, AccountingRow]:
             "tcp_clean_rtx_queue -> tcp_wmem_free_skb -> sk_mem_uncharge -> "
             "mem_cgroup_sk_uncharge -> refill_stock", "-", "socket", s, s, "task",
             "whole pages of the reserve after the skb truesize comes back",
-            (_ACK, _BACKLOG, SK_RECLAIM), per_op="send_size / size_goal, if ack = backlog"),
+            (_ACK, _BACKLOG, SK_RECLAIM), per_op=_PER_SKB + ", if ack = backlog"),
         "ack_softirq": AccountingRow(
             "ack_softirq", "sk_uncharge",
             f"{r}'s tcp_send_ack -> loopback_xmit -> NET_RX softirq on the {r}'s CPU -> "
             "tcp_v4_rcv -> tcp_ack -> tcp_clean_rtx_queue -> tcp_wmem_free_skb -> "
             "sk_mem_uncharge -> mem_cgroup_sk_uncharge -> refill_stock", "-", "socket", s, r,
             "softirq", "whole pages of the reserve after the skb truesize comes back",
-            (_LO, _ACK, SK_RECLAIM), per_op="send_size / size_goal, if ack = softirq"),
+            (_LO, _ACK, SK_RECLAIM), per_op=_PER_SKB + ", if ack = softirq"),
     }
 
 
@@ -166,6 +185,16 @@ def _sctp_rows() -> dict[str, AccountingRow]:
             "sk_mem_charge(rmem_len)", _SOFT, "socket", r, s, "softirq",
             f"pages of (16 + data - sk_forward_alloc); rmem_len = data + {SIZEOF_SK_BUFF} B",
             (rx, SK_SCHEDULE), per_op="1 per DATA chunk"),
+        "rx_backlog": AccountingRow(
+            "rx_backlog", "sk_schedule",
+            f"sctp_rcv ({r} owns the socket in sctp_recvmsg) -> sctp_add_backlog; {r}'s "
+            "release_sock -> __release_sock -> sctp_backlog_rcv -> sctp_inq_push -> "
+            "sctp_ulpevent_make_rcvmsg -> sk_rmem_schedule(chunk length) -> "
+            "mem_cgroup_sk_charge; sctp_skb_set_owner_r -> sk_mem_charge(rmem_len)",
+            _SOCK, "socket", r, r, "task",
+            f"pages of (16 + data - sk_forward_alloc); rmem_len = data + {SIZEOF_SK_BUFF} B",
+            (kcite("net/sctp/input.c", "sctp_rcv / sctp_add_backlog"), _BACKLOG, rx,
+             SK_SCHEDULE), per_op="1 per DATA chunk, if rx = backlog"),
         "read": AccountingRow(
             "read", "sk_uncharge",
             f"{r} sctp_recvmsg -> sctp_ulpevent_free -> sctp_sock_rfree -> sk_mem_uncharge -> "
@@ -185,7 +214,16 @@ def _sctp_rows() -> dict[str, AccountingRow]:
             f"the {r}'s SACK -> sctp_rcv in the NET_RX softirq on the {s}'s CPU -> "
             "sctp_outq_sack -> sctp_wfree -> sk_mem_uncharge", "-", "socket", s, s, "softirq",
             "whole pages of the reserve after the chunk truesize",
-            (sack, free, SK_RECLAIM), per_op="1 per DATA chunk, if ack = softirq"),
+            (sack, free, SK_RECLAIM), per_op="1 per DATA chunk, if ack = softirq and rx = "
+                                             "softirq"),
+        "ack_softirq_reader": AccountingRow(
+            "ack_softirq_reader", "sk_uncharge",
+            f"the SACK the {r} sends from its backlog processing -> loopback_xmit -> NET_RX "
+            f"softirq on the {r}'s CPU -> sctp_rcv -> sctp_outq_sack -> sctp_wfree -> "
+            "sk_mem_uncharge", "-", "socket", s, r, "softirq",
+            "whole pages of the reserve after the chunk truesize",
+            (_LO, sack, free, SK_RECLAIM), per_op="1 per DATA chunk, if ack = softirq and "
+                                                  "rx = backlog"),
     }
 
 
@@ -195,21 +233,35 @@ STREAM_ROWS: dict[str, dict[str, AccountingRow]] = {
 }
 
 
-def stream_layout(sends: int, size: int, goal: int, frag: bool) -> tuple[np.ndarray, ...]:
+def stream_layout(sends: int, size: int, goal: int, frag: bool,
+                  per_send: bool = False) -> tuple[np.ndarray, ...]:
     """One instance's byte stream of ``sends`` sends of ``size`` bytes.
 
     Returns pieces (send, bytes, starts an skb) and skbs (payload, the send that
     completes it). Copies end at send, skb and (``frag``) 32 KiB page-frag boundaries.
+    Skbs hold ``goal`` bytes of the stream (``coalesced``), or, with ``per_send``,
+    each send starts a new skb (its tail was pushed at once).
+
+    >>> send, piece, starts, skb, done = stream_layout(3, 40, 100, False)
+    >>> skb.tolist(), done.tolist()
+    ([100, 20], [2, 2])
+    >>> stream_layout(3, 40, 100, False, per_send=True)[3].tolist()
+    [40, 40, 40]
     """
     total = sends * size
-    cuts = np.union1d(np.arange(0, total, size, dtype=np.int64),
-                      np.arange(0, total, goal, dtype=np.int64))
+    send_start = np.arange(0, total, size, dtype=np.int64)
+    if per_send:
+        skb_start = (send_start[:, None]
+                     + np.arange(0, size, goal, dtype=np.int64)[None, :]).ravel()
+    else:
+        skb_start = np.arange(0, total, goal, dtype=np.int64)
+    cuts = np.union1d(send_start, skb_start)
     if frag:
         cuts = np.union1d(cuts, np.arange(0, total, SKB_FRAG_PAGE_SIZE, dtype=np.int64))
     ends = np.append(cuts[1:], total)
-    skb_start = np.arange(0, total, goal, dtype=np.int64)
-    skb_end = np.minimum(skb_start + goal, total)
-    return cuts // size, ends - cuts, cuts % goal == 0, skb_end - skb_start, (skb_end - 1) // size
+    skb_end = np.append(skb_start[1:], total)
+    return (cuts // size, ends - cuts, np.isin(cuts, skb_start), skb_end - skb_start,
+            (skb_end - 1) // size)
 
 
 def stream_events(ev: Events, test: str, ninst: int, nops: int, size: int, ip: str,
@@ -217,10 +269,11 @@ def stream_events(ev: Events, test: str, ninst: int, nops: int, size: int, ip: s
     """Add ``nops`` sends of every instance (send ``j`` of each in round ``j``)."""
     depth = int(alternatives["queue_depth"])
     if test == "SCTP_STREAM_MANY":
-        _sctp(ev, ninst, nops, size, ip, depth, alternatives["ack"], rng)
+        _sctp(ev, ninst, nops, size, ip, depth, alternatives["ack"], alternatives["rx"], rng)
         return
-    send, piece, starts, skb_len, done = stream_layout(nops, size, tcp_mss(ip),
-                                                       test != "TCP_SENDFILE")
+    send, piece, starts, skb_len, done = stream_layout(
+        nops, size, tcp_mss(ip), test != "TCP_SENDFILE",
+        per_send=alternatives["segments"] == "per_send")
     phase = rng.random((ninst, nops))  # when in its round each instance sends
 
     def at(inst: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -248,7 +301,7 @@ def stream_events(ev: Events, test: str, ninst: int, nops: int, size: int, ip: s
 
 
 def _sctp(ev: Events, ninst: int, nops: int, size: int, ip: str, depth: int, ack: str,
-          rng: np.random.Generator) -> None:
+          rx: str, rng: np.random.Generator) -> None:
     chunks = sctp_chunks(size, ip)
     c = np.array(chunks, dtype=np.int64)
     ts = np.array([sctp_chunk_truesize(x) for x in chunks], dtype=np.int64)
@@ -257,18 +310,27 @@ def _sctp(ev: Events, ninst: int, nops: int, size: int, ip: str, depth: int, ack
     t = j + 0.5 * rng.random(len(i))
     ev.add("send", t + 0.01, i, sched=size, arg=int(ts.sum()))
     read = fifo(i, j + bounded_delay(rng, len(i), depth) + 0.3 + 0.5 * rng.random(len(i)))
+    # the receive: in the softirq of the send, or from the reader's backlog just
+    # before it reads (it held the lock, copying, when the packet came)
+    got = t if rx == "softirq" else read - 0.03
     for n in range(len(chunks)):
-        ev.add("rx", t + 0.02 + 0.001 * n, i, sched=16 + int(c[n]), arg=int(c[n]) + SIZEOF_SK_BUFF)
+        ev.add("rx" if rx == "softirq" else "rx_backlog", got + 0.02 + 0.001 * n, i,
+               sched=16 + int(c[n]), arg=int(c[n]) + SIZEOF_SK_BUFF)
         ev.add("read", read + 0.001 * n, i, arg=int(c[n]) + SIZEOF_SK_BUFF)
-    # every second packet's SACK frees the two chunks since the last one, processed
-    # when the sender leaves sctp_sendmsg (backlog) or at once (softirq)
+    # every second packet's SACK frees the two chunks since the last one, sent where
+    # that packet is received and processed when the sender leaves sctp_sendmsg
+    # (backlog) or at once (softirq, on the CPU that sent the SACK)
     per = len(chunks)
     packet = np.tile(np.arange(nops * per, dtype=np.int64), ninst)
     inst = np.repeat(np.arange(ninst, dtype=np.int64), nops * per)
     sack = packet | 1  # packets 2m and 2m+1 are freed at packet 2m+1's SACK
     due = sack < nops * per
-    then = t[inst[due] * nops + sack[due] // per]  # when the SACK's packet was sent
-    delay = 0.4 if ack == "backlog" else 0.025
-    ev.add("ack" if ack == "backlog" else "ack_softirq",
-           then + delay + 0.001 * (packet[due] % 2), inst[due],
+    then = got[inst[due] * nops + sack[due] // per]  # when the SACK's packet was received
+    if ack == "backlog":
+        key, delay = "ack", 0.4
+        if rx == "backlog":  # the sender's next sctp_sendmsg processes it
+            then = np.ceil(then)
+    else:
+        key, delay = ("ack_softirq" if rx == "softirq" else "ack_softirq_reader"), 0.025
+    ev.add(key, then + delay + 0.001 * (packet[due] % 2), inst[due],
            arg=np.tile(ts, ninst * nops)[due])

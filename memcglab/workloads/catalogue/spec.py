@@ -150,7 +150,29 @@ ALTERNATIVES: dict[str, Alternative] = {
         "where a stream's data is charged to the receiving socket: 'softirq', on the "
         "sender's CPU (loopback_xmit -> __netif_rx queues to the local backlog; the "
         "receiver waits in recvmsg without the lock); 'backlog', on the receiver's CPU "
-        "in task context (the receiver is copying with the socket lock held)"),
+        "in task context (the receiver is copying with the socket lock held: "
+        "tcp_add_backlog, or sctp_add_backlog for SCTP_STREAM_MANY)"),
+    "segments": Alternative(
+        ("coalesced", "per_send"), "coalesced", (0.6, 0.4),
+        "how a TCP stream's sends become skbs: 'coalesced', every skb filled to size_goal "
+        "(one loopback MSS), because tcp_write_xmit's Nagle test in Minshall's form "
+        "(tcp_nagle_check, tcp_minshall_check) holds the partial tail while an earlier "
+        "sub-MSS segment is unacknowledged and the next send appends to it; 'per_send', "
+        "each send's tail pushed at once (the ACK of the previous segment was processed, "
+        "at release_sock, before the push), so skbs also end at every send. "
+        "tcp_sendmsg_locked allows both: which one runs depends on when the receiver's "
+        "ACK is processed relative to the sender's next tcp_push, a timing neither source "
+        "fixes"),
+    "rr_rx": Alternative(
+        ("softirq", "backlog"), "softirq", (0.85, 0.15),
+        "where an SCTP request/response message is received: 'softirq', on the sender's "
+        "CPU (the receiver sleeps in sctp_wait_for_packet without the socket lock, so "
+        "sctp_rcv processes the SACK and the DATA at once); 'backlog', on the receiver's "
+        "CPU in task context (the message arrives while the receiver still holds the lock "
+        "at the end of its own sctp_sendmsg or before it sleeps in sctp_recvmsg, so "
+        "sctp_rcv queues it with sctp_add_backlog and release_sock processes it). A race "
+        "the source leaves to timing; the receiver is usually asleep by the time its "
+        "peer has woken, read and answered"),
     "napi_cache": Alternative(
         ("empty", "warm"), "empty", (0.8, 0.2),
         "whether __alloc_skb finds an sk_buff in the CPU's napi_alloc_cache (6.18: "
@@ -185,11 +207,12 @@ TEST_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
 
 #: the alternatives each test reads ("placement" too, every one)
 _TEST_ALTERNATIVES: dict[tuple[str, str], tuple[str, ...]] = {
-    **{("netperf", t): ("server_memcg",) for t in ("TCP_RR", "UDP_RR", "SCTP_RR")},
-    **{("netperf", t): ("server_memcg", "ack", "rx", "queue_depth")
+    **{("netperf", t): ("server_memcg",) for t in ("TCP_RR", "UDP_RR")},
+    ("netperf", "SCTP_RR"): ("server_memcg", "rr_rx"),
+    **{("netperf", t): ("server_memcg", "ack", "rx", "segments", "queue_depth")
        for t in ("TCP_STREAM", "TCP_SENDFILE", "TCP_MAERTS")},
-    ("netperf", "SCTP_STREAM_MANY"): ("server_memcg", "ack", "queue_depth"),
-    ("lmbench", "bw_tcp"): ("server_memcg", "ack", "rx", "queue_depth"),
+    ("netperf", "SCTP_STREAM_MANY"): ("server_memcg", "ack", "rx", "queue_depth"),
+    ("lmbench", "bw_tcp"): ("server_memcg", "ack", "rx", "segments", "queue_depth"),
     ("lmbench", "lat_tcp"): ("server_memcg",),
     ("lmbench", "bw_unix"): ("napi_cache", "queue_depth"),
     ("lmbench", "lat_unix"): ("napi_cache",),
