@@ -49,7 +49,8 @@ from memcglab.workloads.sockmem import (
 __all__ = ["Roles", "Events", "fifo"]
 
 _DIRECT = {"page_charge": OP_CHARGE, "folio_uncharge": OP_UNCHARGE_DIRECT,
-           "obj_charge": OP_OBJ_CHARGE, "obj_uncharge": OP_OBJ_UNCHARGE}
+           "kmem_uncharge": OP_UNCHARGE, "obj_charge": OP_OBJ_CHARGE,
+           "obj_uncharge": OP_OBJ_UNCHARGE}
 _SOCKET = {"sk_schedule": SCHEDULE, "sk_forced": FORCED, "sk_rcv": TCP_RCV,
            "sk_uncharge": RECLAIM, "udp_enqueue": UDP_ENQUEUE, "udp_release": UDP_RELEASE}
 

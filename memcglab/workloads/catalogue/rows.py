@@ -97,6 +97,8 @@ KINDS: dict[str, tuple[str, str]] = {
                     "charge"),
     "folio_uncharge": ("__folio_put / folios_put_refs -> uncharge_batch -> memcg_uncharge",
                        "uncharge_direct"),
+    "kmem_uncharge": ("__free_pages -> __memcg_kmem_uncharge_page -> "
+                      "obj_cgroup_uncharge_pages -> refill_stock", "uncharge"),
     "obj_charge": ("obj_cgroup_charge (slab/kmalloc object, bytes)", "obj_charge"),
     "obj_uncharge": ("obj_cgroup_uncharge (refill_obj_stock, bytes)", "obj_uncharge"),
 }

@@ -96,7 +96,8 @@ def _rr(test: str) -> Callable[..., None]:
     def generate(ev: Events, ninst: int, nops: int, keys: dict, alternatives: dict,
                  rng: np.random.Generator) -> None:
         size = keys.get("rr_size", keys.get("message_bytes"))
-        net_rr.rr_events(ev, test, ninst, nops, size, size, keys.get("ip", "ipv4"), rng)
+        net_rr.rr_events(ev, test, ninst, nops, size, size, keys.get("ip", "ipv4"), rng,
+                         rr_rx=alternatives.get("rr_rx", "softirq"))
     return generate
 
 
@@ -153,16 +154,16 @@ def _pipe_bound(keys: dict[str, Any]) -> float:
     return 2 * -(-d // PAGE_SIZE) / max(1, PAGE_SIZE // d)
 
 
-def _madvise_bound(keys: dict[str, Any]) -> int:
-    return keys["pages"] + -(-keys["pages"] // 31)
-
-
 def _net_rows(table: dict[str, dict[str, AccountingRow]], test: str):
     return lambda keys: table[test]
 
 
 def _build_tests() -> dict[tuple[str, str], TestDef]:
-    from memcglab.workloads.catalogue.local_madvise import MADVISE_ROWS, madvise_events
+    from memcglab.workloads.catalogue.local_madvise import (
+        MADVISE_ROWS,
+        madvise_bound,
+        madvise_events,
+    )
 
     out: dict[tuple[str, str], TestDef] = {}
     net = {"client": "netperf", "server": "a netserver child (netserver -D forks per test)"}
@@ -209,7 +210,7 @@ def _build_tests() -> dict[tuple[str, str], TestDef]:
     out[("madvise", "fault_release")] = TestDef(
         "madvise", "fault_release", "iteration", "iterations per second (time per iteration)",
         {"job": "the fault/MADV_DONTNEED loop of one cgroup"}, lambda keys: MADVISE_ROWS,
-        _madvise_bound, madvise_events, instances_key="cgroups", min_operations=2, warmup=1)
+        madvise_bound, madvise_events, instances_key="cgroups", min_operations=2, warmup=1)
     return out
 
 
