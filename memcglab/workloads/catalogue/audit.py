@@ -13,12 +13,13 @@ import argparse
 import functools
 from pathlib import Path
 
+from memcglab.workloads.catalogue import audit_second
 from memcglab.workloads.catalogue.audit_text import (
+    AUDIT_CHANGES,
     CHANGES,
     DIFFERENCES,
     INTRO,
     PLACEMENT,
-    SECOND_READING,
     TEST_NOTES,
 )
 from memcglab.workloads.catalogue.build import build, default_operations
@@ -163,7 +164,8 @@ def render() -> str:
                   f"Per operation, generated ({_size(fam, test)} operations per instance "
                   f"after warm-up, {_keys(fam)}, default alternatives):", "",
                   *_measured(fam, test, rows), ""]
-    lines += [*_summary(), "", CHANGES, "", DIFFERENCES, "", SECOND_READING, ""]
+    lines += [*_summary(), "", CHANGES, "", AUDIT_CHANGES, "", DIFFERENCES, "",
+              audit_second.render(), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

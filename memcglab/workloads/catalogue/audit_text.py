@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CHANGES", "DIFFERENCES", "INTRO", "PLACEMENT", "SECOND_READING", "TEST_NOTES"]
+__all__ = ["AUDIT_CHANGES", "CHANGES", "DIFFERENCES", "INTRO", "PLACEMENT", "TEST_NOTES"]
 
 INTRO = """\
 # Accounting audit: who charges what, per benchmark
@@ -51,8 +51,13 @@ whose CPUs run softirq work.
 Layouts (`memcglab.workloads.catalogue.layout`): `lkp` puts every task of every
 instance, server daemons included, in one memcg at depth 2 (root, `system.slice`, the
 service cgroup): the kernel test robot starts netserver from the job itself
-(lkp-tests `programs/netserver/daemon`) and runs the job from
-`lkp-bootstrap.service`. `per-instance` gives each instance (a netperf or lmbench
+(lkp-tests `programs/netserver/daemon`, exec'd by `bin/run-daemon`, which moves no
+task for a job without `nr_instances`) and runs the job from
+`lkp-bootstrap.service`. The robot's `-cgroup2` jobs (`jobs/netperf-cgroup2.yaml`,
+`jobs/hackbench/hackbench-cgroup2.yaml`) first move the job runner into
+`/cgroup2/$testcase.1` (`programs/cgroup2/setup`, `cg_bind`), so daemon and client
+share one memcg there too, at depth 1 with `memory.high` 90% and `memory.low` 50%:
+the `shared` layout with `protection`. `per-instance` gives each instance (a netperf or lmbench
 client with its server child, a bw_unix or lat_unix pair, a hackbench group, a madvise
 job) its own memcg below `depth - 1` shared ancestors; a server daemon's children
 inherit the daemon's memcg, which is the `server_memcg` alternative. `shared` is
@@ -66,7 +71,8 @@ TEST_NOTES: dict[tuple[str, str], str] = {
         "initial `SO_SNDBUF`, 16384) sends from the client; the netserver child receives "
         "with its receive buffer's size. Sends coalesce into skbs of one loopback MSS "
         "(65484 bytes over IPv4, 65464 over IPv6: `tcp_xmit_size_goal`; Nagle holds the partial "
-        "skb: see the module `net_stream`), every copy ending "
+        "skb), or, with `segments = per_send`, each send's tail goes out as an skb of its "
+        "own (see the module `net_stream`); every copy ends "
         "at the 32 KiB page frag (`sk_page_frag_refill`, `GFP_KERNEL`: not charged). The "
         "frag pages themselves are not `__GFP_ACCOUNT`: only the socket reserve charges."),
     ("netperf", "TCP_SENDFILE"): (
@@ -74,10 +80,13 @@ TEST_NOTES: dict[tuple[str, str], str] = {
         "`len =`) sends `send_size` bytes of a file per `sendfile()`; `do_splice_direct` -> "
         "`splice_to_socket` -> `sock_sendmsg(MSG_SPLICE_PAGES)`: the same schedule and "
         "charge per piece as TCP_STREAM, from page-cache pages, so pieces end only at send "
-        "and skb boundaries. Seed 000 ran this test with `-m 10K` over IPv6."),
+        "and skb boundaries. Seed 000 ran this test with `-m 10K` over IPv6, and the robot's "
+        "`jobs/netperf.yaml` passes `send_size: 10K` to it (and to SCTP_STREAM_MANY)."),
     ("netperf", "TCP_MAERTS"): (
-        "TCP_STREAM reversed: the netserver child sends (`send_size`; netserver's default "
-        "is its `SO_SNDBUF`, 16384), the netperf client reads."),
+        "TCP_STREAM reversed: the netserver child sends, the netperf client reads. "
+        "`send_size` is what netserver sends: netperf's `-m ,X` (`remote_send_size_req`); "
+        "a plain `-m X` sets only netperf's own send size, which TCP_MAERTS never uses, "
+        "and leaves netserver at its `SO_SNDBUF`, 16384, the key's default."),
     ("netperf", "TCP_RR"): (
         "Both queues are empty at every send (the peer's message acknowledged the last "
         "one), so `tcp_stream_alloc_skb` forces the head in (`sk_forced_mem_schedule`). "
@@ -96,15 +105,19 @@ TEST_NOTES: dict[tuple[str, str], str] = {
         "SCTP schedules the message length but charges the chunk skb's truesize (a 1-byte "
         "message: 960 bytes), and receives by chunk length while charging data + "
         "`sizeof(struct sk_buff)`, so the reserve runs below zero and each step crosses a "
-        "page: four charges and four uncharges per transaction (eager)."),
+        "page: four charges and four uncharges per transaction (eager). The SACK's uncharge "
+        "and the data's charge run in the receive softirq on the sender's CPU, or, when the "
+        "message finds its receiver still holding the socket lock, from the receiver's "
+        "backlog in task context (`rr_rx`)."),
     ("netperf", "SCTP_STREAM_MANY"): (
         "`send_sctp_stream_1toMany` sends `send_size` bytes per `sctp_sendmsg` on "
         "one-to-many (`SOCK_SEQPACKET`) sockets, one association each (netperf's default). "
         "A message up to the fragmentation point (about 65 KiB on loopback) is one DATA "
         "chunk; its linear skb comes from kmalloc, 16 KiB of data in a 32 KiB head "
         "(`kmalloc_large`, not charged), so the sender schedules 16 KiB but charges 33024 "
-        "bytes. The receiver SACKs every second packet from the receive softirq, which "
-        "runs on the sender's CPU."),
+        "bytes. The receiver charges the chunk in the receive softirq on the sender's CPU "
+        "or, holding its lock while it copies, from its backlog (`rx`), and SACKs every "
+        "second packet from there."),
     ("lmbench", "lat_tcp"): (
         "`doclient` writes and reads `msize` (1) bytes; the `lat_tcp -s` daemon's child "
         "(`doserver`) echoes. No socket options (`SOCKOPT_NONE`). The same accounting as "
@@ -112,8 +125,10 @@ TEST_NOTES: dict[tuple[str, str], str] = {
     ("lmbench", "bw_tcp"): (
         "lmbench's `bw_tcp -s` daemon forks a `source()` child per connection that writes "
         "`-m` bytes (the robot's script runs 1 B to 10 MB; default `XFERSIZE`, 64 KiB) per "
-        "`write`; the client reads. Both sockets set 1 MiB buffers (`SOCKOPT_READ`/"
-        "`SOCKOPT_WRITE`), which deepen the queues but change no rule."),
+        "`write`; the client reads. `sock_optimize` asks for 1 MiB `SO_SNDBUF` on the "
+        "server's sockets and 1 MiB `SO_RCVBUF` and `SO_SNDBUF` on the client's; the kernel "
+        "doubles the request and locks it (2 MiB, below v6.18's 4 MiB `wmem_max`), which "
+        "deepens the queues but changes no rule."),
     ("lmbench", "bw_unix"): (
         "The writer (the forked child of `initialize`) writes `XFERSIZE` = 64 KiB per "
         "`write`; the reader (the benchmp child) reads 64 KiB. Each write is two skbs: 3776 "
@@ -142,8 +157,13 @@ TEST_NOTES: dict[tuple[str, str], str] = {
         "The page_counter-stock RFC's loop (Joshua Hahn, April 2026: \"fault and release "
         "anonymous pages using madvise(MADV_DONTNEED) ... 30 trials of 50 iterations\"), one "
         "job per cgroup, `pages` faulted per iteration (the mail gives no size: 256). The "
-        "generator is `memcglab.workloads.madvise.fault_release_ops`, shared with "
-        "`madvise_fault`, which keeps the RFC's own layout."),
+        "schedule is `memcglab.workloads.madvise.fault_release_ops`, shared with "
+        "`madvise_fault`, which keeps the RFC's own layout; the catalogue replays the "
+        "releases through v6.18's mmu_gather, folio batches and per-CPU `lru_add` batch "
+        "(`memcglab.workloads.catalogue.dontneed`): the zap frees 7 folios, then batches of "
+        "31, and the folios still in the `lru_add` batch are uncharged when it fills during "
+        "the next iteration. A region with whole 2 MiB ranges also frees and recharges "
+        "their PTE pages (`CONFIG_PT_RECLAIM`). THP is assumed off for the region."),
 }
 
 CHANGES = """\
@@ -185,6 +205,11 @@ CHANGES = """\
 DIFFERENCES = """\
 ## Where the kernel notes (§10) and issue 18 differ from the source
 
+- *`sk_reclaim`: `eager` is "v5.19 on"* (the scenario contract) and the first reading:
+  "net: keep sk->sk_forward_alloc as small as possible" came after v5.19-rc1 and first
+  shipped in v6.0 (v5.19's `sk_mem_uncharge` still reclaims at `SK_RECLAIM_THRESHOLD`);
+  see the disagreements below.
+
 - *"the skb head (kmalloc, an object charge through the obj stock) and every frag page
   ... of every write is charged"* (§10, AF_UNIX): so is the `sk_buff` itself.
   `skbuff_head_cache` has no `SLAB_ACCOUNT`, but `memcg_slab_post_alloc_hook` charges any
@@ -208,8 +233,10 @@ DIFFERENCES = """\
   or a placement that stacks them). The claim holds for streams, whose receive softirq
   charges the receiver's memcg on the sender's CPU, and for SCTP_RR.
 - *"TCP charges by pages of `sk_forward_alloc`, not by writes. Small writes coalesce"*
-  (issue 18): right for streams; a request/response message is its own skb (both queues
-  are empty at each send), forced in with `sk_forced_mem_schedule`.
+  (issue 18): right for streams whose sends coalesce (`segments = coalesced`; with
+  `per_send`, the source's other timing, each send is an skb of its own); a
+  request/response message is its own skb (both queues are empty at each send), forced
+  in with `sk_forced_mem_schedule`.
 - *`sk_reclaim = "lazy"` "as in v5.10's ... (`SK_RECLAIM_THRESHOLD`,
   `SK_RECLAIM_CHUNK`, `sk_mem_reclaim_partial`)"* (the scenario contract): v5.10 has
   `sk_mem_reclaim_partial` but writes the 2 MiB threshold and 1 MiB chunk as literals
@@ -217,8 +244,9 @@ DIFFERENCES = """\
   reclaim thresholds", Paolo Abeni, 26 October 2021). The lazy era also differs in what
   it schedules: `sk_wmem_schedule`/`sk_rmem_schedule` raise the reserve by
   `sk_mem_pages(size)`, the whole size, whenever it is short (fixed by "net: fix
-  sk_wmem_schedule() and sk_rmem_schedule() errors" in the same v5.19 series, a fix the
-  stable branches also took, so a late v5.10.y schedules the delta), and
+  sk_wmem_schedule() and sk_rmem_schedule() errors" in the same series, first released
+  in v6.0, a fix the stable branches also took, so a late v5.10.y or v5.15.y schedules
+  the delta), and
   UDP's enqueue raises by `sk_mem_pages(size)` when `size >= sk_forward_alloc`. In v5.10
   no TCP or SCTP per-message path reclaims outside memory pressure: the delayed-ACK and
   retransmit timer handlers call `sk_mem_reclaim_partial`/`sk_mem_reclaim`, but every
@@ -233,12 +261,30 @@ DIFFERENCES = """\
   connection, outside the traces.
 """
 
-SECOND_READING = """\
-## Second reading and disagreements
 
-Issue 18 asks for every row above to be re-derived independently, from the kernel and
-benchmark sources alone, by a reader who has not seen this first reading. That second
-reading is being done separately; the comparison, row by row, and how the source settled
-each disagreement, will be recorded in this section once both readings exist. Until then
-the rows above are one reading, with every source cited so that it can be checked.
+AUDIT_CHANGES = """\
+## What the second reading changed
+
+The comparison with the second reading (the section after next) changed the generators
+in these places; every other row stands as it was.
+
+- **TCP streams (TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, bw_tcp).** Coalescing into
+  MSS-sized skbs is now the `segments` alternative's default (`coalesced`, 0.6); with
+  `per_send` (0.4) every send also ends an skb, so the receive and ACK calls come once
+  per send rather than once per MSS. The new skb's schedule is forced
+  (`sk_forced_mem_schedule`, `__GFP_NOFAIL`) when both queues are empty: the same pages.
+- **SCTP_RR.** The `rr_rx` alternative (`softirq` 0.85, `backlog` 0.15) moves the SACK's
+  uncharge and the data's charge to the receiver's CPU in task context when the message
+  finds the receiver holding its lock. **SCTP_STREAM_MANY** reads the `rx` alternative the
+  same way (`rx_backlog`, and its SACK then comes from the reader's CPU).
+- **madvise fault_release.** The fault's charge is `GFP_KERNEL`. The zap's uncharges
+  follow v6.18's batches: 7 folios from the mmu_gather's on-stack batch, then folio
+  batches of 31, less the folios the CPU's `lru_add` batch still holds, which are
+  uncharged in one more call when that batch fills during the next iteration (about 10
+  direct uncharges per 256-page iteration instead of 9). Whole 2 MiB ranges add a PTE
+  page's kmem charge at the refault and its uncharge into the stock from the RCU callback.
+- **Text only.** The eager era is v6.0 on, not v5.19; `LL_MAX_HEADER` 128 is the pinned
+  tree's forced value (mainline's 96 and 128 give the same sizes); TCP_MAERTS's
+  `send_size` is netperf's `-m ,X`; bw_tcp's buffers are 2 MiB, locked; the robot's
+  cgroup2 jobs keep netserver with the client.
 """
