@@ -28,9 +28,11 @@ from memcglab.models import (
     build_model,
     check_options,
     check_refill,
+    nested_allowed,
     per_memcg_bound,
     stock_slots,
 )
+from memcglab.registry import resolve_policy
 from memcglab.trace import (
     OP_CGROUP,
     OP_CHARGE,
@@ -94,7 +96,7 @@ class Replayer:
                  policy: str | None = None, refill: str = "always", nodes: int = 1) -> None:
         check_options(model, slots, seed, batch)
         self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
-        self.refill = refill
+        self.refill, self.policy = refill, policy
         self.check = check
         self.observer = observer if observer is not None else Observer()
         self.machine = build_model(model, cpus, slots, seed, batch, self.observer, policy,
@@ -232,6 +234,8 @@ class Replayer:
         }
         if self.refill != "always":  # docs/trace-extensions.md: only when not the default
             out["refill"] = self.refill
+        if self.policy is not None:  # docs/extending.md: only when a policy was given
+            out["policy"] = self.policy
         if self.obj_used:  # docs/trace-extensions.md: only with object operations
             calls = obs.calls
             out["obj_stocks"] = m.obj.stocks_json()
@@ -249,7 +253,8 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
     """Replay ``trace`` through ``model``; return the contract's JSON object.
 
     ``policy`` swaps a ``multi*`` model's victim policy for any registered one
-    (see :func:`memcglab.models.build_model`). ``refill`` is the scenario contract's
+    (:mod:`memcglab.registry`; see :func:`memcglab.models.build_model`) and adds a
+    ``policy`` key to the output (docs/extending.md). ``refill`` is the scenario contract's
     design key (``always``, ``not-in-irq``, ``never``); any value but ``always``
     adds a ``refill`` key to the output (docs/trace-extensions.md). A ``counts`` dict
     is filled with what the JSON does not carry: the operations replayed
@@ -269,7 +274,8 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
     """
     check_options(model, slots, seed, batch)
     check_refill(refill)
-    validate(trace, single=model == "single", slots=stock_slots(model, slots),
+    resolve_policy(model, policy)  # argument errors before trace errors
+    validate(trace, single=not nested_allowed(model), slots=stock_slots(model, slots),
              per_memcg=per_memcg_bound(model))
     replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer, policy, refill,
                         trace.nodes)

@@ -5,9 +5,12 @@ policies can differ only when a stock must evict: when more memcgs were used sin
 were cached than there are slots, stale ones (of tasks that moved away) included.
 Each policy is one small class, built as ``cls(slots, random)`` (``random`` is the
 replay's shared :class:`~memcglab.kernel.random.RandomStream`, for policies that
-draw); ``POLICIES`` is the registry. A new policy (FIFO, CLOCK, ...) is a class with
-``victim`` and ``touch`` and one registry line, and the faithful replay runs it with
-``replay(trace, model="multi", policy="fifo")`` (tests/kernel/test_policies.py).
+draw); ``POLICIES`` maps the names of the ones this module ports to their classes.
+The lab's registry of policies is :mod:`memcglab.registry`: a new policy (FIFO, CLOCK,
+...) is a class with ``victim`` and ``touch`` and one ``register_policy("fifo",
+FifoVictim)`` call, and then the faithful replay runs it with ``replay(trace,
+model="multi", policy="fifo")``, ``memcglab replay --policy fifo`` too
+(``docs/extending.md``; tests/kernel/test_policies.py).
 
 >>> stock = type("S", (), {"cpu": 0, "drain_idx": 0})()
 >>> rr = RoundRobinVictim(slots=3)
@@ -100,6 +103,7 @@ class LruVictim:
         self._stamps(stock)[slot] = self.clock
 
 
+#: the policies of this module, by the registry name :mod:`memcglab.models` gives them
 POLICIES = {
     "random": RandomVictim,
     "rr": RoundRobinVictim,

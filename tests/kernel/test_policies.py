@@ -1,10 +1,11 @@
-"""A new victim policy is one small class and one registry line."""
+"""A new victim policy is one small class and one register_policy call."""
 
 from __future__ import annotations
 
 import pytest
 
-from memcglab.kernel.victim import POLICIES
+from memcglab import registry
+from memcglab.engine import replay_compiled
 from memcglab.replay import replay
 from memcglab.trace import parse_text
 from tests.kernel.scenario import run_log
@@ -31,8 +32,10 @@ class FifoVictim:
 
 
 @pytest.fixture
-def fifo(monkeypatch):
-    monkeypatch.setitem(POLICIES, "fifo", FifoVictim)
+def fifo():
+    registry.register_policy("fifo", FifoVictim)
+    yield
+    registry.unregister_policy("fifo")
 
 
 BODY = ("cpus 1\ncgroup 1 0\ncgroup 2 0\ncgroup 3 0\ncgroup 4 0\n"
@@ -58,4 +61,27 @@ def test_policy_errors_name_the_valid_choices():
 def test_a_registered_policy_name_reproduces_its_model():
     trace = parse_text("memcglab-trace 1\n" + BODY)
     assert replay(trace, slots=2, policy="rr") == replay(trace, model="multi-rr", slots=2) | {
-        "model": "multi"}
+        "model": "multi", "policy": "rr"}
+
+
+def test_a_python_policy_is_refused_by_name_in_the_compiled_engine(fifo):
+    trace = parse_text("memcglab-trace 1\n" + BODY)
+    assert replay(trace, slots=2, policy="fifo")["policy"] == "fifo"
+    with pytest.raises(ValueError) as info:
+        replay_compiled(trace, slots=2, policy="fifo")
+    assert str(info.value) == ("policy 'fifo' has no compiled implementation; the compiled "
+                               "engine runs: random, rr, lru; use the faithful replay "
+                               "(memcglab.replay.replay)")
+
+
+def test_registering_a_name_twice_or_a_contract_name_is_refused(fifo):
+    registry.register_policy("fifo", FifoVictim)  # the same entry again: nothing happens
+    with pytest.raises(ValueError, match="'fifo' is already registered .*FifoVictim.*replace"):
+        registry.register_policy("fifo", FifoVictim, compiled="random")
+    with pytest.raises(ValueError, match="'lru' is one of the replay contract's"):
+        registry.register_policy("lru", FifoVictim)
+    with pytest.raises(ValueError, match="needs victim\\(stock\\) and touch"):
+        registry.register_policy("clock", object)
+    with pytest.raises(ValueError, match="model='pcstock' is not a registered model with a "
+                                         "victim policy; valid: multi, multi-rr"):
+        registry.register_policy("clock", FifoVictim, model="pcstock")
