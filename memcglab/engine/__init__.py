@@ -12,6 +12,12 @@ Differential tests hold it to ``memcglab.replay``, byte for byte.
 * :func:`replay_text` - a trace file streamed block by block;
 * :func:`parse_text_fast` / :func:`read_trace_fast` - ``parse_text`` / ``read_trace``.
 
+The models and victim policies it runs are those of :mod:`memcglab.registry` whose
+entry names one of its compiled models (:data:`MODELS`) or victims
+(:data:`memcglab.engine.state.VICTIMS`, :mod:`memcglab.engine.victims`); ``policy=``
+runs any of those victims in any ``multi*`` model, and a model or policy without a
+compiled implementation is refused by name (docs/extending.md).
+
 Event conventions (``events=True``), where the kernel leaves a choice:
 
 * an event counts on the CPU that executes the code: a drain of CPU ``c``'s stock

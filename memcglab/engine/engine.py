@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from memcglab import registry
 from memcglab.engine.loop import run_chunk
 from memcglab.engine.results import charge_events, contract_dict, obj_dict, obj_violation
 from memcglab.engine.state import (
@@ -29,10 +30,10 @@ from memcglab.engine.state import (
     G_NMEMCG,
     G_OBJUSED,
     G_RUSED,
-    M_SINGLE,
     MODEL_CODES,
     S_CACHED,
     S_NR,
+    VICTIM_CODES,
     State,
     grow,
     grow_runs,
@@ -40,12 +41,19 @@ from memcglab.engine.state import (
 )
 from memcglab.engine.validate import ChunkValidator
 from memcglab.events import ChargeEvents
-from memcglab.models import REFILLS, check_options, check_refill, per_memcg_bound, stock_slots
+from memcglab.models import (
+    REFILLS,
+    check_options,
+    check_refill,
+    nested_allowed,
+    per_memcg_bound,
+    stock_slots,
+)
 from memcglab.replay import InvariantViolation as FaithfulViolation
 from memcglab.trace import OP_DTYPE, OP_NAMES, OP_OBJ_CHARGE, Trace, check_stock_slots
 
 __all__ = ["Engine", "InvariantViolation", "replay_compiled", "replay_chunks", "check_args",
-           "CHUNK"]
+           "check_own_engine", "victim_code", "CHUNK"]
 
 CHUNK = 1 << 22  # rows validated per compiled call
 
@@ -59,8 +67,10 @@ class InvariantViolation(FaithfulViolation):
     """
 
 
-def check_args(model: str, slots: int, seed: int, batch: int) -> int:
-    """Validate the replay options (the faithful replay's checks); return the model code.
+def check_args(model: str, slots: int, seed: int, batch: int, policy: str | None = None
+               ) -> int:
+    """Validate the replay options (the faithful replay's checks, then whether this
+    engine runs the model and the policy); return the model code.
 
     >>> check_args("multi", 7, 0, 128)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -68,7 +78,36 @@ def check_args(model: str, slots: int, seed: int, batch: int) -> int:
     ValueError: batch=128: the multi model allows at most 127 ...
     """
     check_options(model, slots, seed, batch)
-    return MODEL_CODES[model]
+    registry.check_compiled(model, policy)
+    compiled = registry.model(model).compiled
+    if not isinstance(compiled, str) or compiled not in MODEL_CODES:
+        raise ValueError(f"model {model!r}: its compiled implementation {compiled!r} is not "
+                         f"one of this engine's models ({', '.join(MODEL_CODES)}); a replay "
+                         "function of its own runs through replay_compiled only")
+    return MODEL_CODES[compiled]
+
+
+def check_own_engine(model: str, slots: int, seed: int, batch: int, policy: str | None
+                     ) -> bool:
+    """Validate the options of a replay of ``model`` by :func:`replay_compiled`; whether
+    the model brings a compiled replay function of its own (else :func:`check_args`)."""
+    if not callable(registry.model(model).compiled):
+        check_args(model, slots, seed, batch, policy)
+        return False
+    check_options(model, slots, seed, batch)
+    registry.check_compiled(model, policy)
+    return True
+
+
+def victim_code(model: str, policy: str | None) -> int | None:
+    """The engine's code of the victim policy a run of ``model`` uses (None: its own)."""
+    entry = registry.resolve_policy(model, policy)
+    if policy is None or entry is None:
+        return None
+    if entry.compiled not in VICTIM_CODES:
+        raise ValueError(f"policy {policy!r}: its compiled implementation {entry.compiled!r} "
+                         f"is not one of this engine's victims ({', '.join(VICTIM_CODES)})")
+    return VICTIM_CODES[entry.compiled]
 
 
 class Engine:
@@ -82,21 +121,25 @@ class Engine:
     def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
                  batch: int = 64, check: bool = False, events: bool = False,
                  source: str = "<memory>", validator: ChunkValidator | None = None,
-                 cpus_line: int = 0, refill: str = "always", nodes: int = 1) -> None:
-        code = check_args(model, slots, seed, batch)
+                 cpus_line: int = 0, refill: str = "always", nodes: int = 1,
+                 policy: str | None = None) -> None:
+        code = check_args(model, slots, seed, batch, policy)
+        victim = victim_code(model, policy)
         check_refill(refill)
-        self.refill = refill
+        self.refill, self.policy = refill, policy
+        self.view = registry.model(model).stock_view
         # the contract's bound on the machine's stock slots, before anything is allocated
         check_stock_slots(source, cpus_line, cpus, stock_slots(model, slots))
         self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
         self.source = source
         # A reader that validates as it scans hands over its validator.
-        self.validator = validator or ChunkValidator(cpus, code == M_SINGLE, source,
+        self.validator = validator or ChunkValidator(cpus, not nested_allowed(model), source,
                                                      per_memcg_bound(model), nodes)
         if not (1 <= nodes <= cpus and cpus % nodes == 0):
             raise ValueError(f"nodes={nodes}: must divide cpus={cpus} into equal blocks")
         self.state: State = new_state(code, cpus, slots, batch, seed, events=events,
-                                      check=check, refill=REFILLS.index(refill), nodes=nodes)
+                                      check=check, refill=REFILLS.index(refill), nodes=nodes,
+                                      victim=victim)
         self.replayed = 0
 
     def validate(self, ops: np.ndarray) -> np.ndarray:
@@ -131,9 +174,11 @@ class Engine:
     def result(self) -> dict:
         """The replay contract's JSON object for the operations replayed so far."""
         out = contract_dict(self.state, self.validator.ids, self.model, self.slots,
-                            self.seed, self.batch)
+                            self.seed, self.batch, self.view)
         if self.refill != "always":  # docs/trace-extensions.md: only when not the default
             out["refill"] = self.refill
+        if self.policy is not None:  # docs/extending.md: only when a policy was given
+            out["policy"] = self.policy
         if self.state.g[G_OBJUSED]:  # docs/trace-extensions.md: only with object operations
             out.update(obj_dict(self.state, self.validator.ids))
         return out
@@ -149,7 +194,7 @@ class Engine:
         n = int(s.g[G_NMEMCG])
         usage, held, parent = s.mc[F_USAGE, :n], s.mc[F_HELD, :n], s.mc[F_PARENT, :n]
         cached, nrp = s.sl[S_CACHED], s.sl[S_NR]
-        pcstock = self.model in ("pcstock", "pcstock-v4")
+        pcstock = self.view == "counters"
         if pcstock:
             stocked = s.pcs[:n].sum(axis=1)
         else:
@@ -164,15 +209,15 @@ class Engine:
             problem = (f"memcg {ids[m]}: usage {usage[m]} != held {held[m]} + "
                        f"stocked {stocked[m]} {k}+ children {children[m]}")
         if problem is None and pcstock:
-            top = self.batch - 1 if self.model == "pcstock-v4" else self.batch
-            bound = f", at most {top}" if self.model == "pcstock-v4" else ""
+            top = self.batch - registry.model(self.model).stock_top
+            bound = f", at most {top}" if top != self.batch else ""
             for m, cpu in zip(*np.nonzero((s.pcs[:n] < 0) | (s.pcs[:n] > top)), strict=True):
                 problem = (f"cpu {cpu} stock of memcg {ids[m]} holds {s.pcs[m, cpu]} pages "
                            f"(batch {self.batch}{bound})")
                 break
         elif problem is None:
-            per = 1 if self.model == "single" else self.slots
-            what = "stock" if self.model == "single" else "slot"
+            per = self.slots if registry.model(self.model).multi else 1
+            what = "slot" if registry.model(self.model).multi else "stock"
             for idx in np.flatnonzero(((cached < 0) & (nrp != 0)) | (nrp < 0)
                                       | (nrp > self.batch))[:1]:
                 cpu, slot = divmod(int(idx), per)
@@ -190,18 +235,28 @@ class Engine:
 
 def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0,
                     batch: int = 64, check: bool = False, events: bool = False,
-                    refill: str = "always") -> dict | tuple[dict, ChargeEvents]:
+                    refill: str = "always", policy: str | None = None
+                    ) -> dict | tuple[dict, ChargeEvents]:
     """Replay ``trace`` with the compiled engine: the contract's JSON object.
 
     The same dict as ``memcglab.replay.replay`` (so ``memcglab.replay.dumps`` of
     both is byte-identical). The whole trace is validated first. ``events=True``
-    returns ``(dict, ChargeEvents)``. Raises ``ValueError`` for bad options,
+    returns ``(dict, ChargeEvents)``. Raises ``ValueError`` for bad options (a model
+    or policy without a compiled implementation is refused by name),
     ``memcglab.trace.TraceError`` for a bad trace and :class:`InvariantViolation`
-    when ``check`` finds one. ``refill`` is the scenario contract's design key, as
-    for ``memcglab.replay.replay``.
+    when ``check`` finds one. ``refill`` is the scenario contract's design key and
+    ``policy`` a registered victim policy with a compiled implementation, as for
+    ``memcglab.replay.replay``. A registered model whose compiled implementation is a
+    function of its own (:class:`memcglab.registry.ModelEntry`) is replayed by it.
     """
+    compiled = registry.model(model).compiled
+    if callable(compiled):
+        check_own_engine(model, slots, seed, batch, policy)
+        check_refill(refill)
+        return compiled(trace, model=model, slots=slots, seed=seed, batch=batch, check=check,
+                        events=events, refill=refill, policy=policy)
     engine = Engine(trace.cpus, model, slots, seed, batch, check, events, trace.source,
-                    cpus_line=trace.cpus_line, refill=refill, nodes=trace.nodes)
+                    cpus_line=trace.cpus_line, refill=refill, nodes=trace.nodes, policy=policy)
     engine.replay(trace.ops, engine.validate(trace.ops))
     return (engine.result(), engine.events()) if events else engine.result()
 
@@ -209,7 +264,8 @@ def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: in
 def replay_chunks(cpus: int, chunks: Iterable[np.ndarray], model: str = "multi",
                   slots: int = 7, seed: int = 0, batch: int = 64, check: bool = False,
                   events: bool = False, source: str = "<memory>", refill: str = "always",
-                  nodes: int = 1) -> dict | tuple[dict, ChargeEvents]:
+                  nodes: int = 1, policy: str | None = None
+                  ) -> dict | tuple[dict, ChargeEvents]:
     """Stream ``OP_DTYPE`` chunks through one engine (state persists between chunks).
 
     Memory is bounded by the largest chunk plus the per-memcg and per-CPU state.
@@ -217,7 +273,7 @@ def replay_chunks(cpus: int, chunks: Iterable[np.ndarray], model: str = "multi",
     still raises before any result is returned.
     """
     engine = Engine(cpus, model, slots, seed, batch, check, events, source, refill=refill,
-                    nodes=nodes)
+                    nodes=nodes, policy=policy)
     for chunk in chunks:
         engine.feed(chunk)
     return (engine.result(), engine.events()) if events else engine.result()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from memcglab import registry
 from memcglab.engine.state import (
     EV,
     F_KMEM,
@@ -22,7 +23,6 @@ from memcglab.engine.state import (
     G_EVON,
     G_FAILED,
     G_HITS,
-    G_MODEL,
     G_NCPUS,
     G_NMEMCG,
     G_NOBJ,
@@ -39,9 +39,6 @@ from memcglab.engine.state import (
     G_SHORT,
     G_WALKS,
     G_WARN,
-    M_PCSTOCK,
-    M_PCSTOCK_V4,
-    M_SINGLE,
     OB_CACHED,
     OB_NR,
     OC_KMEM,
@@ -56,9 +53,10 @@ from memcglab.events import ChargeEvents
 __all__ = ["contract_dict", "charge_events", "obj_dict", "obj_violation"]
 
 
-def _stocks(s: State, ids: list[int], slots: int) -> list:
-    ncpus, model = int(s.g[G_NCPUS]), int(s.g[G_MODEL])
-    if model in (M_PCSTOCK, M_PCSTOCK_V4):
+def _stocks(s: State, ids: list[int], view: str) -> list:
+    # The contract's stocks in the model's view (memcglab.registry.STOCK_VIEWS).
+    ncpus = int(s.g[G_NCPUS])
+    if view == "counters":
         n = int(s.g[G_NMEMCG])
         out = []
         for cpu in range(ncpus):
@@ -66,7 +64,7 @@ def _stocks(s: State, ids: list[int], slots: int) -> list:
             nz = np.flatnonzero(col)
             out.append({str(ids[m]): int(col[m]) for m in nz})
         return out
-    per = 1 if model == M_SINGLE else slots
+    per = s.sl.shape[1] // ncpus  # slots per CPU: 1 for single
     cached = s.sl[S_CACHED].reshape(ncpus, per)
     nrp = s.sl[S_NR].reshape(ncpus, per)
     out = []
@@ -79,8 +77,11 @@ def _stocks(s: State, ids: list[int], slots: int) -> list:
 
 
 def contract_dict(s: State, ids: list[int], model: str, slots: int, seed: int,
-                  batch: int) -> dict:
-    """The replay contract's output object for the engine's current state."""
+                  batch: int, view: str | None = None) -> dict:
+    """The replay contract's output object for the engine's current state; ``view`` is
+    the form of its ``stocks`` (by default the registered model's)."""
+    if view is None:
+        view = registry.model(model).stock_view
     n = int(s.g[G_NMEMCG])
     usage, wm, maxev, online = (s.mc[f, :n].tolist()
                                 for f in (F_USAGE, F_WATERMARK, F_MAXEV, F_ONLINE))
@@ -97,7 +98,7 @@ def contract_dict(s: State, ids: list[int], model: str, slots: int, seed: int,
         "memcgs": {str(ids[m]): {"usage": usage[m], "watermark": wm[m],
                                  "max_events": maxev[m], "online": bool(online[m])}
                    for m in range(n)},
-        "stocks": _stocks(s, ids, slots),
+        "stocks": _stocks(s, ids, view),
         "counters": {"walks": int(s.g[G_WALKS]), "stock_hits": int(s.g[G_HITS]),
                      "evictions": int(s.g[G_EVICT])},
     }

@@ -13,7 +13,7 @@ Compiled functions take these arrays as explicit arguments, never the tuple (see
   cacheline-transfer event), the pcstock ``batch`` (``F_PCBATCH``) and a scratch
   row for the invariant check (``F_ACC``);
 * ``sl[S_*, cpu * slots + i]``: the memcg stocks (``S_CACHED``: dense memcg or -1
-  for NULL; ``S_NR``: ``nr_pages``; ``S_STAMP``: last use, ``multi-lru`` only);
+  for NULL; ``S_NR``: ``nr_pages``; ``S_STAMP``: last use, the LRU victim only);
   ``single`` uses one slot per CPU;
 * ``pcpu[P_*, cpu]``: per CPU, the scan bound ``P_HI`` and ``P_DRAIN_IDX``;
 * ``pcs[m, cpu]``: ``pcstock`` and ``pcstock-v4``, CPU ``cpu``'s stock of memcg
@@ -38,9 +38,11 @@ import numpy as np
 from memcglab.events import ALL_EVENT_NAMES
 from memcglab.trace import PAGE_COUNTER_MAX
 
-__all__ = ["State", "new_state", "grow", "grow_runs", "MODELS", "MODEL_CODES", "EV"]
+__all__ = ["State", "new_state", "grow", "grow_runs", "MODELS", "MODEL_CODES", "EV", "VICTIMS",
+           "VICTIM_CODES"]
 
-# Model codes, in the contract's order.
+# Model codes, in the contract's order: the engine's compiled models, by the name a
+# registry entry gives as its ``compiled`` implementation (memcglab.registry).
 M_SINGLE, M_MULTI, M_RR, M_LRU, M_FIX2, M_PCSTOCK, M_PCSTOCK_V4 = range(7)
 MODELS = ("single", "multi", "multi-rr", "multi-lru", "multi-fix2", "pcstock", "pcstock-v4")
 MODEL_CODES = {name: code for code, name in enumerate(MODELS)}
@@ -51,8 +53,18 @@ MODEL_CODES = {name: code for code, name in enumerate(MODELS)}
  # the obj stock (docs/trace-extensions.md): its era, slots per CPU, NUMA nodes, whether
  # an object operation ran, the obj_counters of the output, the live-object runs' lists
  G_OBJERA, G_NOBJ, G_NODES, G_OBJUSED, G_OHITS, G_OMISS, G_OREFILL, G_ODRAIN, G_OEVICT,
- G_OFLUSH, G_OFAIL, G_OSHORT, G_RFREE, G_RUSED) = range(31)
-G_SIZE = 31
+ G_OFLUSH, G_OFAIL, G_OSHORT, G_RFREE, G_RUSED,
+ # the victim policy of the multi* models (VICTIMS)
+ G_VICTIM) = range(32)
+G_SIZE = 32
+
+# g[G_VICTIM]: the compiled victim policies (memcglab.engine.victims), by the name a
+# registry entry gives as its ``compiled`` implementation (memcglab.registry).
+V_RANDOM, V_RR, V_LRU, V_FEWEST = range(4)
+VICTIMS = ("random", "rr", "lru", "fewest")
+VICTIM_CODES = {name: code for code, name in enumerate(VICTIMS)}
+#: each model's own victim (single and the page_counter stocks have none: random, unused)
+VICTIM_OF_MODEL = (V_RANDOM, V_RANDOM, V_RR, V_LRU, V_RANDOM, V_RANDOM, V_RANDOM)
 
 # g[G_OBJERA]: the obj stock era of the model (memcglab.models.OBJ_ERAS)
 OE_V615, OE_E2, OE_E3, OE_E41, OE_MULTI, OE_MULTI_V4 = range(6)
@@ -123,10 +135,15 @@ def _memcg_block(cap: int) -> np.ndarray:
 
 def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity: int = 16,
               events: bool = False, check: bool = False, refill: int = R_ALWAYS,
-              nodes: int = 1) -> State:
-    """A fresh engine: only the root memcg (dense index 0) exists, every stock empty."""
+              nodes: int = 1, victim: int | None = None) -> State:
+    """A fresh engine: only the root memcg (dense index 0) exists, every stock empty.
+
+    ``victim`` is the code of the multi* models' victim policy (:data:`VICTIMS`),
+    by default the model's own."""
     g = np.zeros(G_SIZE, dtype=np.int64)
     g[G_REFILL] = refill
+    victim = VICTIM_OF_MODEL[model] if victim is None else victim
+    g[G_VICTIM] = victim
     era = OBJ_ERA_OF_MODEL[model]
     g[G_OBJERA] = era
     g[G_NOBJ] = 5 if era in (OE_MULTI, OE_MULTI_V4) else 1  # NR_OBJ_STOCK
@@ -144,7 +161,7 @@ def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity
         nslot = 1
     else:
         nslot = cpus * (1 if model == M_SINGLE else slots)
-    sl = np.zeros((3 if model == M_LRU else 2, nslot), dtype=np.int64)
+    sl = np.zeros((3 if victim == V_LRU else 2, nslot), dtype=np.int64)
     sl[S_CACHED] = -1
     return State(
         g=g, rng=np.array([seed], dtype=np.uint64), mc=mc, sl=sl,

@@ -7,15 +7,12 @@ cache" (Shakeel Butt, 16 Apr 2025, f735eebe55f8f) with fixes 1-4 and the memcg/o
 stock split, as in 6952350/linux-6.18.y mm/memcontrol.c: ``slots`` entries per CPU
 at ``sl[:, cpu * slots + i]``, ``cached`` (dense memcg or -1 for NULL) and
 ``nr_pages`` (``uint8_t`` in the kernel; never above 254 here, see ``refill_stock``).
-The victim policies differ only in ``_victim``:
-
-* ``multi``: ``get_random_u32_below(NR_MEMCG_STOCK)`` on the contract's stream;
-* ``multi-rr``: ``drain_idx`` of "memcg: use round-robin victim selection in
-  refill_stock" (Shakeel Butt, 21 May 2026, c0cafe24d3f6), a ``uint8_t``;
-* ``multi-lru``: the least recently used slot, a slot being used whenever a lookup
-  finds the memcg in it or the memcg is inserted into it (the contract's rule);
-* ``multi-fix2``: random, but the new slot gets the never-assigned ``stock_pages``
-  of fix 2 (Dan Carpenter's Smatch report), modelled as 0.
+The victim policies (``g[G_VICTIM]``, :mod:`memcglab.engine.victims`: random for
+``multi`` and ``multi-fix2``, round robin for ``multi-rr``, LRU for ``multi-lru``, or
+any compiled policy given) differ only in the victim and in LRU's stamps, written
+here: a slot is used whenever a lookup finds the memcg in it or the memcg is inserted
+into it (the contract's rule). ``multi-fix2``: the new slot gets the never-assigned
+``stock_pages`` of fix 2 (Dan Carpenter's Smatch report), modelled as 0.
 
 Simulation-only bookkeeping: ``pcpu[P_HI, cpu]`` is one past the highest slot index ever
 filled since the last full drain. Slots at or above it are empty, so scans stop
@@ -28,7 +25,6 @@ from __future__ import annotations
 
 from memcglab.engine.jit import hot, kernel
 from memcglab.engine.pagecounter import count, mem_cgroup_is_descendant, uncharge_walk
-from memcglab.engine.rng import get_random_u32_below
 from memcglab.engine.state import (
     E_CSS_REF_OPS,
     E_DRAIN_STOCK,
@@ -47,16 +43,16 @@ from memcglab.engine.state import (
     G_MODEL,
     G_NCPUS,
     G_NSLOTS,
+    G_VICTIM,
     M_FIX2,
-    M_LRU,
-    M_RR,
     M_SINGLE,
-    P_DRAIN_IDX,
     P_HI,
     S_CACHED,
     S_NR,
     S_STAMP,
+    V_LRU,
 )
+from memcglab.engine.victims import victim
 
 __all__ = ["consume_stock", "refill_stock", "drain_stock", "drain_stock_fully",
            "is_memcg_drain_needed", "memcg_drain_all_stock"]
@@ -64,7 +60,7 @@ __all__ = ["consume_stock", "refill_stock", "drain_stock", "drain_stock_fully",
 
 @hot
 def _lru_touch(g, ev, sl, idx, cpu, m):
-    # multi-lru only: make slot idx the most recently used (a global clock orders them).
+    # the LRU victim only: make slot idx the most recently used (a global clock orders them).
     g[G_CLOCK] += 1
     sl[S_STAMP, idx] = g[G_CLOCK]
     count(g, ev, E_LRU_WRITES, cpu, m, 1)
@@ -136,7 +132,7 @@ def consume_stock(g, ev, sl, pcpu, m, nr_pages, cpu, nested):
         if sl[S_CACHED, base + i] != m:
             continue
         count(g, ev, E_SLOTS_SCANNED, cpu, m, i + 1)
-        if g[G_MODEL] == M_LRU:
+        if g[G_VICTIM] == V_LRU:
             _lru_touch(g, ev, sl, base + i, cpu, m)
         stock_pages = sl[S_NR, base + i]
         if stock_pages >= nr_pages:
@@ -148,26 +144,6 @@ def consume_stock(g, ev, sl, pcpu, m, nr_pages, cpu, nested):
     count(g, ev, E_SLOTS_SCANNED, cpu, m, nslots)
     count(g, ev, E_MISS_ABSENT, cpu, m, 1)
     return False
-
-
-@kernel
-def _victim(g, sl, pcpu, rng, cpu, base, nslots):
-    # The slot to evict when every slot of this CPU is occupied.
-    model = g[G_MODEL]
-    if model == M_RR:
-        i = pcpu[P_DRAIN_IDX, cpu]
-        nxt = (i + 1) & 0xFF  # i = stock->drain_idx++ on a uint8_t
-        if nxt == nslots:
-            nxt = 0
-        pcpu[P_DRAIN_IDX, cpu] = nxt
-        return i
-    if model == M_LRU:
-        best = 0
-        for i in range(1, nslots):
-            if sl[S_STAMP, base + i] < sl[S_STAMP, base + best]:
-                best = i
-        return best
-    return get_random_u32_below(rng, nslots)
 
 
 @kernel
@@ -217,7 +193,7 @@ def refill_stock(g, mc, ev, sl, pcpu, rng, m, nr_pages, cpu, nested):
         return
     nslots = g[G_NSLOTS]
     base = cpu * nslots
-    lru = g[G_MODEL] == M_LRU
+    lru = g[G_VICTIM] == V_LRU
     empty_slot = -1
     hi = pcpu[P_HI, cpu]
     for i in range(hi):
@@ -240,7 +216,7 @@ def refill_stock(g, mc, ev, sl, pcpu, rng, m, nr_pages, cpu, nested):
         if hi < nslots:
             i = hi  # slots from hi up were never filled: hi is the first empty one
         else:
-            i = _victim(g, sl, pcpu, rng, cpu, base, nslots)
+            i = victim(g, sl, pcpu, rng, cpu, base, nslots)
             g[G_EVICT] += 1
             count(g, ev, E_EVICTIONS, cpu, sl[S_CACHED, base + i], 1)
             drain_stock(g, mc, ev, sl, cpu, base + i)

@@ -27,7 +27,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from memcglab.engine.engine import Engine, check_args, replay_compiled
+from memcglab.engine.engine import Engine, check_own_engine, replay_compiled
 from memcglab.engine.scan import (
     ST_BAD_END,
     ST_BAD_LINE,
@@ -42,7 +42,7 @@ from memcglab.engine.scan import (
 )
 from memcglab.engine.validate import ChunkValidator
 from memcglab.events import ChargeEvents
-from memcglab.models import check_refill, per_memcg_bound, stock_slots
+from memcglab.models import check_refill, nested_allowed, per_memcg_bound, stock_slots
 from memcglab.trace import (
     HEADER,
     OP_DTYPE,
@@ -233,26 +233,29 @@ class _TextStream:
 
 def replay_text(path: str, model: str = "multi", slots: int = 7, seed: int = 0,
                 batch: int = 64, check: bool = False, events: bool = False,
-                block: int = BLOCK, refill: str = "always") -> dict | tuple[dict, ChargeEvents]:
+                block: int = BLOCK, refill: str = "always", policy: str | None = None
+                ) -> dict | tuple[dict, ChargeEvents]:
     """Replay a trace file block by block, in bounded memory.
 
     Same result and same errors as ``replay_compiled(read_trace(path), ...)``.
-    Standard input (``-``) is read whole.
+    Standard input (``-``) is read whole, and so is a trace of a model whose compiled
+    implementation is a replay function of its own (it takes a whole trace).
     """
-    check_args(model, slots, seed, batch)
+    own = check_own_engine(model, slots, seed, batch, policy)
     check_refill(refill)
     bound = stock_slots(model, slots)
-    if path == "-":
-        return replay_compiled(read_trace_fast(path, single=model == "single", slots=bound,
+    single = not nested_allowed(model)
+    if path == "-" or own:
+        return replay_compiled(read_trace_fast(path, single=single, slots=bound,
                                                per_memcg=per_memcg_bound(model)),
-                               model, slots, seed, batch, check, events, refill)
+                               model, slots, seed, batch, check, events, refill, policy)
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError:
         return replay_compiled(read_trace(path), model, slots, seed, batch, check, events,
-                               refill)
+                               refill, policy)
     with fh:
-        stream = _TextStream(fh, path, model == "single", block, bound, per_memcg_bound(model))
+        stream = _TextStream(fh, path, single, block, bound, per_memcg_bound(model))
         engine = None
         for ops, dense in stream:
             if dense is None:
@@ -261,7 +264,7 @@ def replay_text(path: str, model: str = "multi", slots: int = 7, seed: int = 0,
                 engine = Engine(stream.reader.validator.cpus, model, slots, seed, batch, check,
                                 events, path, validator=stream.reader.validator,
                                 cpus_line=int(stream.reader.st[ST_CPUS_LINE]), refill=refill,
-                                nodes=int(stream.reader.st[ST_NODES]))
+                                nodes=int(stream.reader.st[ST_NODES]), policy=policy)
             engine.replay(ops, dense)
     assert engine is not None
     return (engine.result(), engine.events()) if events else engine.result()
