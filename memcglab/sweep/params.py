@@ -18,7 +18,9 @@ column naming it, so it is refused too (:func:`check_sweepable`): one that no ot
 code cell names, one the notebook's ``memcglab.sweep`` metadata does not let a sweep
 vary, and values the notebook replaces under a condition the grid meets (the
 declaration is described in :mod:`memcglab.sweep.declared`). So is a grid of more runs
-than :data:`memcglab.sweep.limits.MAX_RUNS`, before its values are even converted.
+than :data:`memcglab.sweep.limits.MAX_RUNS`, before its values are even converted, and a
+``model`` or ``policy`` that :mod:`memcglab.registry` does not hold, once the grid's
+``plugins`` are loaded (:mod:`memcglab.sweep.registered`).
 
 >>> convert("slots", "int", "8")
 8
@@ -47,6 +49,7 @@ from memcglab.sweep.declared import (
     read_notebook,
 )
 from memcglab.sweep.limits import check_grid_size
+from memcglab.sweep.registered import check_registered
 from memcglab.sweep.spec import expand_grid
 
 __all__ = [
@@ -220,6 +223,7 @@ def check_grid(
         raise ParameterError(str(exc)) from None
     if read_it:
         check_sweepable(notebook, grid, types)
+    check_registered(grid)  # models, policies and plugins: memcglab.sweep.registered
     return grid
 
 

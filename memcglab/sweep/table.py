@@ -82,7 +82,7 @@ def build_table(
         rows.append(row)
     order = ["run_id", "status", *param_names, *result_names, *META_COLUMNS[2:]]
     columns = {name: _column(name, [r.get(name) for r in rows]) for name in order}
-    meta = {"memcglab_version": memcglab.__version__, "kernel_versions": KERNEL_VERSIONS}
+    meta = {"memcglab_version": memcglab.__version__, "kernel_versions": dict(KERNEL_VERSIONS)}
     return pa.table(columns).replace_schema_metadata({"memcglab": json.dumps(meta)})
 
 
