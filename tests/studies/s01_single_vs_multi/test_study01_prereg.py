@@ -16,6 +16,10 @@ PINNED = {
     # scoring is worded under the verdict rules' addendum of the same day
     "study01_addendum_2026-12-01.md":
         "a51f87046a9f0403ece3c11b7e3241228162b636910661ad4896f92698c30827",
+    # the second dated addendum: "with" predicted from the development-set calibration
+    # without the thread's change observations, committed before any code computed it
+    "study01_addendum_2026-12-01_calibrated.md":
+        "254f1d55913a6fcff19dd50f77b455cb6002930aadac76b263c3bf343dc46ffc",
 }
 
 
@@ -50,3 +54,15 @@ def test_the_addendum_names_every_module_the_registration_names_and_where_it_is_
     assert named and all(f"`{n}`" in addendum for n in named)
     for new in re.findall(r"`(memcglab\.studies\.s01_single_vs_multi\.[a-z]+)`", addendum):
         importlib.import_module(new)
+
+
+def test_the_calibrated_addendum_names_what_the_code_leaves_out():
+    from memcglab.validation import study01
+
+    words = (data_dir() / "preregistration"
+             / "study01_addendum_2026-12-01_calibrated.md").read_text()
+    assert f"`{study01.SOURCE}`" in words
+    for case in study01.LEFT_OUT:
+        assert case.rsplit("/", 1)[1] in words, case
+    assert f"`{study01.PREDICTIONS_FILE}`" in words
+    assert f"points={study01.POINTS}" in words and f"{study01.QUICK_POINTS} points" in words
