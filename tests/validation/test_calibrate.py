@@ -82,3 +82,16 @@ def test_bad_inputs_are_named():
         Param("h", "us", 1.0, 0.0, "p")
     with pytest.raises(ValueError, match="kind='rate'"):
         Observation("c", "s", "rate", 1.0, 0.1, lambda v: v["h"])
+
+
+def test_batched_hessian_matches_scipys():
+    from scipy.differentiate import hessian
+
+    from memcglab.validation.calibrate import _hessian
+
+    def f(u):
+        x, y = u[0], u[1]
+        return -(x ** 2 * 3 + x * y - np.exp(0.5 * y) + y ** 4 / 10)
+
+    u = np.array([0.3, -0.7])
+    assert np.allclose(_hessian(f, u), hessian(f, u).ddf, rtol=1e-3, atol=1e-4)
