@@ -19,8 +19,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pandas as pd
-
 from memcglab.scenario.predict import DEFAULT_POINTS, MAX_POINTS
 
 __all__ = ["QUICK_POINTS", "add_arguments", "run"]
@@ -50,18 +48,6 @@ def _atomic(path: Path, write) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def _fmt(frame: pd.DataFrame) -> str:
-    rows = ["| case | measured ± noise | memcglab median [90%] | inside | sign | no change | "
-            "inverse cycles | bottleneck law |", "|---|---|---|---|---|---|---|---|"]
-    for r in frame.itertuples():
-        law = "—" if pd.isna(r.bottleneck_law) else f"{r.bottleneck_law:+.1f}"
-        rows.append(f"| {r.case} | {r.measured_change_pct:+.2f} ± {r.noise_pct:.2f} | "
-                    f"{r.median:+.2f} [{r.low:+.2f}, {r.high:+.2f}] | "
-                    f"{'yes' if r.inside else 'no'} | {'yes' if r.sign_right else 'no'} | "
-                    f"{r.no_change:+.1f} | {r.inverse_cycles:+.2f} | {law} |")
-    return "\n".join(rows)
 
 
 def _calibrate(path: Path) -> int:
@@ -99,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
     from memcglab.validation.scoreboard import profile_frame, summary
     from memcglab.validation.scoreboard import run as run_board
+    from memcglab.validation.views import case_table
 
     start = time.monotonic()
     try:
@@ -112,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     table = summary(frame)
     profiles = profile_frame(frame)
     print("# Leave-one-source-out scoreboard\n")
-    print(_fmt(frame))
+    print(case_table(frame))
     print("\n## Summary\n")
     print(table.round(3).to_markdown() if hasattr(table, "to_markdown") else table.round(3))
     if len(profiles):

@@ -20,7 +20,7 @@ from scipy import optimize
 from memcglab.validation.dataset import CaseModel, case_models
 from memcglab.validation.devset import load_cases
 
-__all__ = ["figure", "miss_table", "summary_text", "what_it_would_take"]
+__all__ = ["case_table", "figure", "miss_table", "summary_text", "what_it_would_take"]
 
 
 def _short(case: str) -> str:
@@ -29,6 +29,19 @@ def _short(case: str) -> str:
             "sk_forward_alloc_regression": "sk_forward_alloc",
             "optimize_charge_codepath": "optimize charge",
             "stock_refill_regression": "stock refill"}.get(source, source) + " " + name
+
+
+def case_table(frame: pd.DataFrame) -> str:
+    """One Markdown row per case: measured, predicted, inside, sign, the baselines."""
+    rows = ["| case | measured ± noise | memcglab median [90%] | inside | sign | no change | "
+            "inverse cycles | bottleneck law |", "|---|---|---|---|---|---|---|---|"]
+    for r in frame.itertuples():
+        law = "—" if pd.isna(r.bottleneck_law) else f"{r.bottleneck_law:+.1f}"
+        rows.append(f"| {r.case} | {r.measured_change_pct:+.2f} ± {r.noise_pct:.2f} | "
+                    f"{r.median:+.2f} [{r.low:+.2f}, {r.high:+.2f}] | "
+                    f"{'yes' if r.inside else 'no'} | {'yes' if r.sign_right else 'no'} | "
+                    f"{r.no_change:+.1f} | {r.inverse_cycles:+.2f} | {law} |")
+    return "\n".join(rows)
 
 
 def figure(frame: pd.DataFrame):
