@@ -23,15 +23,20 @@ def test_sidecar_has_the_registered_scores_and_the_counts(run):
     for key in ("mape_with_pct", "rows_covered", "goal_met", "variant_mape_median_pct",
                 "fit_mape_without_median_pct", "shape_verdict", "shape_power", "prereg_sha256",
                 "walks_per_op_single_max_clients", "walks_per_op_multi_max_clients",
+                "calibrated_mape_with_pct", "calibrated_rows_inside", "calibrated_goal_met",
                 "conclusion"):
         assert key in result, key
     assert math.isfinite(result["mape_with_pct"]) and result["mape_with_pct"] >= 0
     assert result["walks_per_op_multi_max_clients"] < result["walks_per_op_single_max_clients"]
     assert f"{result['mape_with_pct']:.1f}%" in result["conclusion"]
+    assert f"{result['calibrated_mape_with_pct']:.1f}%" in result["conclusion"]
     claims = read_claims(out)
-    assert len(claims) == 10 and all(c["source"].startswith("memcg: multi-memcg percpu charge")
+    assert len(claims) == 17 and all(c["source"].startswith("memcg: multi-memcg percpu charge")
                                      for c in claims)
-    assert [c["rule"] for c in claims] == ["measured"] * 7 + ["shape", "qualitative", "goal"]
+    # the registered rows, then the addendum's second prediction (per client count, its goal)
+    assert [c["rule"] for c in claims] == (["measured"] * 7 + ["shape", "qualitative", "goal"]
+                                           + ["measured"] * 6 + ["goal"])
+    assert all("calibrated without the 'with' column" in c["claim"] for c in claims[10:16])
     assert len(read_counts(out)) == 72
 
 
@@ -39,6 +44,9 @@ def test_predictions_and_figures_are_saved(run):
     out, _ = run
     pred = pd.read_parquet(out / "predictions.parquet")
     assert list(pred.columns[:4]) == ["clients", "predicted_with_mbps", "low", "high"]
+    second = pd.read_parquet(out / "predictions_calibrated.parquet")
+    assert list(second.columns[:4]) == ["clients", "predicted_with_mbps", "low", "high"]
+    assert second["clients"].tolist() == pred["clients"].tolist()
     figs = json.loads((out / "figures.json").read_text())
-    for name in ("01_single_vs_multi.png", "01_sensitivity.png"):
+    for name in ("01_single_vs_multi.png", "01_sensitivity.png", "01_calibrated.png"):
         assert (out / name).stat().st_size > 10_000 and name in figs

@@ -14,12 +14,17 @@ modules by their earlier flat paths, ``memcglab.studies.netperf_*``).
 * :mod:`~memcglab.studies.s01_single_vs_multi.score`: the prediction scored against "with";
 * :mod:`~memcglab.studies.s01_single_vs_multi.claims`: the claim rows, every verdict from
   :func:`memcglab.stats.judge`;
+* :mod:`~memcglab.studies.s01_single_vs_multi.calibrated`: the second prediction of a dated
+  addendum (``study01_addendum_2026-12-01_calibrated.md``): "with" from ``memcglab predict``
+  calibrated on the development set without the "with" column
+  (:mod:`memcglab.validation.study01`), written, then scored;
 * :mod:`~memcglab.studies.s01_single_vs_multi.views`: the figures and the conclusion;
 * :mod:`~memcglab.studies.s01_single_vs_multi.study`: the parameters
   (:class:`NetperfParams`) and the steps the notebook runs, with the claim and count rows.
 """
 
 from memcglab.studies.s01_single_vs_multi import (
+    calibrated,
     claims,
     counts,
     prereg,
@@ -30,5 +35,5 @@ from memcglab.studies.s01_single_vs_multi import (
 )
 from memcglab.studies.s01_single_vs_multi.study import NetperfParams, run
 
-__all__ = ["NetperfParams", "claims", "counts", "prereg", "pricing", "run", "score", "study",
-           "views"]
+__all__ = ["NetperfParams", "calibrated", "claims", "counts", "prereg", "pricing", "run", "score",
+           "study", "views"]

@@ -12,8 +12,11 @@ trace seeds, written to ``predictions.parquet``, and only then compared.
 
 The notebook calls, in this order: :func:`run` (replay and count), :func:`counts`,
 :func:`predict` (fit on "without", predict, write), :func:`verdict` (read "with",
-score), then :func:`figure`, :func:`sensitivity`, :func:`summary`,
-:func:`conclusion` and :func:`claims`.
+score), then :func:`figure`, :func:`sensitivity`; then the second prediction, registered by
+the addendum ``study01_addendum_2026-12-01_calibrated.md``: :func:`predict_calibrated`
+(``memcglab predict`` calibrated on the development set without the "with" column, written
+to ``predictions_calibrated.parquet``) and :func:`verdict_calibrated` (read "with", score);
+then :func:`summary`, :func:`conclusion` and :func:`claims`.
 
 >>> p = NetperfParams.from_notebook(quick=True)
 >>> p.seeds, p.messages, p.samples
@@ -30,16 +33,17 @@ import pandas as pd
 from memcglab.hardware import load_profile
 from memcglab.studies import count_row
 from memcglab.studies.common.text import plural
+from memcglab.studies.s01_single_vs_multi import calibrated, views
 from memcglab.studies.s01_single_vs_multi import claims as claim_rows
 from memcglab.studies.s01_single_vs_multi.counts import PROFILE, count_traces
 from memcglab.studies.s01_single_vs_multi.prereg import Study01Prereg, load_prereg
 from memcglab.studies.s01_single_vs_multi.pricing import Prediction, predict_with, write_predictions
 from memcglab.studies.s01_single_vs_multi.score import Study01Verdict, diagnosis, score
-from memcglab.studies.s01_single_vs_multi.views import conclusion, figure, sensitivity
+from memcglab.studies.s01_single_vs_multi.views import figure, sensitivity
 
 __all__ = ["NetperfParams", "run", "counts", "published_without", "published_with",
-           "predict", "verdict", "diagnosis", "figure", "sensitivity", "summary",
-           "conclusion", "claims"]
+           "predict", "verdict", "predict_calibrated", "verdict_calibrated", "diagnosis",
+           "figure", "calibrated_figure", "sensitivity", "summary", "conclusion", "claims"]
 
 _TABLE = "seed000_netperf"
 
@@ -150,11 +154,30 @@ def verdict(df: pd.DataFrame, p: NetperfParams, pred: Prediction) -> Study01Verd
     return score(pred, published_without(), published_with())
 
 
-def summary(df: pd.DataFrame, v: Study01Verdict) -> dict:
-    """Scalars for the sidecar: the registered scores and the largest mix's counts
-    (default trace, mean over seeds)."""
+def predict_calibrated(p: NetperfParams) -> calibrated.CalibratedPrediction:
+    """The second prediction (the addendum): "with" from ``memcglab predict`` calibrated on
+    the development set without the "with" column, written before it is scored."""
+    return calibrated.predict(p.quick, p.output_dir)
+
+
+def verdict_calibrated(p: NetperfParams, cpred: calibrated.CalibratedPrediction
+                       ) -> calibrated.CalibratedVerdict:
+    """Only now read "with", and score the second prediction as registered."""
+    return calibrated.score(cpred, published_with(),
+                            float(p.prereg.scoring["goal_mape_pct"]))
+
+
+def calibrated_figure(cv: calibrated.CalibratedVerdict, v: Study01Verdict | None = None):
+    """The published columns, the second prediction's band and the registered one's."""
+    return calibrated.figure(cv, published_without(), v.rows if v is not None else None)
+
+
+def summary(df: pd.DataFrame, v: Study01Verdict,
+            cv: calibrated.CalibratedVerdict | None = None) -> dict:
+    """Scalars for the sidecar: the registered scores, the second prediction's (when
+    given) and the largest mix's counts (default trace, mean over seeds)."""
     top = int(df["clients"].max())
-    out = dict(v.summary)
+    out = dict(v.summary) | (cv.summary if cv is not None else {})
     r = v.prediction.model.prereg.variants
     df = df[(df["release"] == r["release"][0]) & (df["ancestors"] == r["ancestors"][0])]
     for model in df["model"].unique():
@@ -165,8 +188,18 @@ def summary(df: pd.DataFrame, v: Study01Verdict) -> dict:
     return out | diagnosis(df, v)
 
 
-def claims(df: pd.DataFrame, v: Study01Verdict, p: NetperfParams | None = None
-           ) -> list[dict]:
+def conclusion(df: pd.DataFrame, v: Study01Verdict,
+               cv: calibrated.CalibratedVerdict | None = None) -> str:
+    """The registered prediction's conclusion, then the second prediction's (when given)."""
+    text = views.conclusion(df, v)
+    return text + ("\n\n" + calibrated.conclusion(cv) if cv is not None else "")
+
+
+def claims(df: pd.DataFrame, v: Study01Verdict, p: NetperfParams | None = None,
+           cv: calibrated.CalibratedVerdict | None = None) -> list[dict]:
     """The claim rows (:mod:`~memcglab.studies.s01_single_vs_multi.claims`): each "with"
-    value, the gain, its shape, the accounting share and the registered goal."""
-    return claim_rows.claims(df, v, load_profile(p.profile if p else PROFILE))
+    value, the gain, its shape, the accounting share and the registered goal; then, when
+    given, the second prediction's rows
+    (:func:`~memcglab.studies.s01_single_vs_multi.calibrated.claims`)."""
+    rows = claim_rows.claims(df, v, load_profile(p.profile if p else PROFILE))
+    return rows + (calibrated.claims(cv) if cv is not None else [])
