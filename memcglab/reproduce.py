@@ -156,32 +156,60 @@ def _precompile() -> None:
     simulate(cpu=[0, 1], addr=[0, 8], size=8, write=[True, False])
 
 
+class Interrupted(Exception):
+    """SIGINT or SIGTERM stopped the run; ``signum`` is the first signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def _execute(notebooks: list[Path], stage: Path, quick: bool, timeout: float, workers: int,
              progress: bool) -> list[dict[str, Any]]:
+    import functools
+    import uuid
+
     from tqdm import tqdm
 
+    from memcglab.sweep import stopping
     from memcglab.sweep.executors import iter_completed
+    from memcglab.sweep.interrupt import Interruption
     from memcglab.sweep.runner import RunJob, execute_run
     from memcglab.sweep.spec import RunSpec
 
     params = {"quick": True} if quick else {}
+    token = uuid.uuid4().hex
     jobs = [RunJob(RunSpec.make(nb.name, params), str(nb.resolve()), str(stage / nb.stem),
-                   timeout, KERNEL) for nb in notebooks]
+                   timeout, KERNEL, token) for nb in notebooks]
     records: list[dict[str, Any]] = [{}] * len(jobs)
     bar = tqdm(total=len(jobs), desc="reproduce", unit="notebook", disable=not progress,
                file=sys.stderr, dynamic_ncols=True)
-    try:
-        for k, rec, exc in iter_completed(execute_run, jobs, None, workers):
-            if exc is not None:  # the worker itself died
-                rec = {"notebook": jobs[k].spec.notebook, "status": "failed", "result": {},
-                       "params": params, "run_id": jobs[k].spec.run_id, "duration_s": None,
-                       "error": f"{type(exc).__name__}: {exc}"}
-            records[k] = rec
-            bar.set_postfix_str(f"{notebooks[k].stem} {rec['status']}", refresh=False)
-            bar.update(1)
-    finally:
-        bar.close()
+    # Ctrl-C or SIGTERM: start nothing more, stop the running notebooks with their
+    # kernels (the sweep's machinery), and write nothing: the previous results stay whole
+    with Interruption(token) as interruption:
+        try:
+            _collect(iter_completed(execute_run, jobs, None, workers,
+                                    stop=interruption.requested,
+                                    remote_stop=functools.partial(stopping.stop, token)),
+                     jobs, notebooks, records, params, bar)
+        finally:
+            bar.close()
+        if interruption.signum is not None:
+            raise Interrupted(interruption.signum)
     return records
+
+
+def _collect(outcomes: Any, jobs: list[Any], notebooks: list[Path],
+             records: list[dict[str, Any]], params: dict[str, Any], bar: Any) -> None:
+    """Record each finished notebook's run in ``records`` as the executor yields it."""
+    for k, rec, exc in outcomes:
+        if exc is not None:  # the worker itself died
+            rec = {"notebook": jobs[k].spec.notebook, "status": "failed", "result": {},
+                   "params": params, "run_id": jobs[k].spec.run_id, "duration_s": None,
+                   "error": f"{type(exc).__name__}: {exc}"}
+        records[k] = rec
+        bar.set_postfix_str(f"{notebooks[k].stem} {rec['status']}", refresh=False)
+        bar.update(1)
 
 
 def _write_outputs(stage: Path, notebooks: list[Path], records: list[dict[str, Any]],
@@ -257,8 +285,16 @@ def run(args: argparse.Namespace) -> int:
     stage = Path(tempfile.mkdtemp(dir=args.out, prefix=".reproduce-"))
     try:
         _precompile()
-        records = _execute(notebooks, stage, args.quick, timeout, args.workers,
-                           not args.no_progress)
+        try:
+            records = _execute(notebooks, stage, args.quick, timeout, args.workers,
+                               not args.no_progress)
+        except Interrupted as stop:
+            from memcglab.sweep.interrupt import exit_status, signal_name
+
+            print(f"memcglab reproduce: stopped by {signal_name(stop.signum)} after "
+                  f"{time.monotonic() - t0:.0f} s; nothing was written, {args.out} is as it "
+                  "was; run the same command again", file=sys.stderr)
+            return exit_status(stop.signum)
         info = {"quick": args.quick, "missing": missing, "version": memcglab.__version__,
                 "elapsed_s": time.monotonic() - t0}
         _write_outputs(stage, notebooks, records, info)
