@@ -231,21 +231,6 @@ def test_sizes_that_multiply_are_bounded_with_the_inputs_named():
                             operations=10_000))
 
 
-def test_keys_match_the_scenario_layers_table():
-    from memcglab.scenario.keys import WORKLOAD_TESTS, workload_keys
-    assert {f: tuple(t) for f, t in WORKLOAD_TESTS.items()} == FAMILIES
-    for family, tests in FAMILIES.items():
-        for test in tests:
-            mine, theirs = keys_of(family, test), workload_keys(family, test)
-            assert set(mine) == set(theirs), (family, test)
-            for k, key in mine.items():
-                assert key.default == theirs[k].default, (family, test, k)
-                if key.choices:
-                    assert key.choices == theirs[k].choices
-                else:
-                    assert (key.low, key.high) == (theirs[k].low, theirs[k].high)
-
-
 def test_alternatives_have_one_prior_weight_per_value_summing_to_one():
     for name, alt in ALTERNATIVES.items():
         assert len(alt.values) == len(alt.prior) and alt.default in alt.values, name
