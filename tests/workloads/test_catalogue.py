@@ -11,14 +11,13 @@ from memcglab.replay import replay
 from memcglab.trace import OP_CGROUP, OP_NAMES, validate
 from memcglab.workloads.catalogue import (
     ALTERNATIVES,
-    FAMILIES,
     MAX_TRACE_ROWS,
     TESTS,
     BenchmarkSpec,
     Machine,
     build,
 )
-from memcglab.workloads.catalogue.spec import TEST_ALTERNATIVES, keys_of
+from memcglab.workloads.catalogue.spec import TEST_ALTERNATIVES
 from tests.workloads.checks import same_ops
 
 ALL = sorted(TESTS)
