@@ -57,6 +57,7 @@ def test_the_addendum_names_every_module_the_registration_names_and_where_it_is_
 
 
 def test_the_calibrated_addendum_names_what_the_code_leaves_out():
+    from memcglab.studies.s01_single_vs_multi.calibrated import PREDICTIONS_FILE
     from memcglab.validation import study01
 
     words = (data_dir() / "preregistration"
@@ -64,5 +65,5 @@ def test_the_calibrated_addendum_names_what_the_code_leaves_out():
     assert f"`{study01.SOURCE}`" in words
     for case in study01.LEFT_OUT:
         assert case.rsplit("/", 1)[1] in words, case
-    assert f"`{study01.PREDICTIONS_FILE}`" in words
+    assert f"`{PREDICTIONS_FILE}`" in words
     assert f"points={study01.POINTS}" in words and f"{study01.QUICK_POINTS} points" in words
