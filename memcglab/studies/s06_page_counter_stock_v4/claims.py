@@ -1,54 +1,59 @@
 """Study 6's verdicts: the madvise comparison, the stale answer, claims and conclusion.
 
 The text a reader sees is built here from the run's numbers: :func:`comparison` puts
-the registered madvise prediction beside the simulated TOST, :func:`stale_answer`
-says where v4's stocks come close to their bound and where they pass the old one,
-:func:`claims` and :func:`conclusion` turn them, and each pair's priced change, into
-claim rows and sentences, :func:`summary` into sidecar scalars. The study's runs come
-from :mod:`memcglab.studies.s06_page_counter_stock_v4.study`.
+the madvise prediction beside the simulated TOST, :func:`stale_answer` says where v4's
+stocks come close to their bound and where they pass the old one, :func:`claims` and
+:func:`conclusion` turn them, and the predictions regenerated from the scenario files
+(:mod:`memcglab.studies.s06_page_counter_stock_v4.scenarios`, a frame of
+``predictions.parquet``'s rows), into claim rows and sentences, :func:`summary` into
+sidecar scalars. Every prediction's phrase is :func:`memcglab.stats.judge`'s rule
+``prediction`` at the study's margin. The study's runs come from
+:mod:`memcglab.studies.s06_page_counter_stock_v4.study`.
 """
 
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from memcglab.hardware import load_profile
-from memcglab.stats import judge, option_intervals
-from memcglab.studies import claim_row, count_row, interval_columns
+from memcglab.stats import Verdict, judge
+from memcglab.studies import claim_row, count_row
 from memcglab.studies.common.sources import V4, name
 from memcglab.studies.common.text import plural
-from memcglab.studies.s06_page_counter_stock_v4.counts import CASES
 from memcglab.studies.s06_page_counter_stock_v4.stale import thresholds
 from memcglab.studies.s06_page_counter_stock_v4.staleness import CLOSE_FRACTION, PAGE_MIB
-from memcglab.uncertainty import UncertainResult
 
 if TYPE_CHECKING:  # the study's parameters; imported for annotations only
     from memcglab.studies.s06_page_counter_stock_v4.study import V4Params
 
-__all__ = ["break_even_text", "claims", "comparison", "conclusion", "stale_answer",
+__all__ = ["BASELINES", "claims", "comparison", "conclusion", "stale_answer", "prediction",
            "prediction_rows", "stale_row", "summary", "tost_counts"]
+
+#: how a reader knows each pair's baseline
+BASELINES: dict[str, str] = {"multi": "v6.16's multi-memcg stock", "pcstock": "the RFC"}
 
 
 def comparison(pred: pd.DataFrame, tost: pd.DataFrame, margin_pct: float) -> pd.DataFrame:
-    """The registered madvise predictions (v4 vs multi) beside the simulated trials' TOST.
+    """The madvise predictions (v4 vs multi, regenerated from the scenario files) beside
+    the simulated trials' TOST.
 
     Both say whether v4 changes the series' own benchmark beyond ``margin_pct``: the
-    prediction from the contention model on each machine profile, the TOST from study
-    3's per-trial CPU times (40 CPUs, the page_counter-stock RFC's setting). They agree when the
-    prediction's interval lies inside the margin and the TOST shows equivalence.
+    prediction from ``memcglab predict`` on each machine, the TOST from study 3's
+    per-trial CPU times (40 CPUs, the page_counter-stock RFC's setting). They agree when
+    the prediction's interval lies inside the margin and the TOST shows equivalence.
     """
     rows = []
-    sel = (pred["workload"] == "madvise_fault") & (pred["baseline"] == "multi") \
-        & (pred["model"] == "pcstock-v4")
+    sel = (pred["workload"] == "madvise_fault") & (pred["pair"] == "multi_vs_v4")
     for _, r in pred[sel].iterrows():
         inside = bool(-margin_pct <= r["low"] and r["high"] <= margin_pct)
         for it, part in tost.groupby("iterations"):
             eq = bool(part["equivalent"].all())
-            rows.append({"machine": r["machine"], "predicted_change_pct": r["predicted_change_pct"],
+            rows.append({"machine": r["machine"], "file": r["file"],
+                         "predicted_change_pct": r["change_pct"],
                          "low": r["low"], "high": r["high"], "iterations": int(it),
                          "tost_max_abs_delta_pct": float(part["delta_pct"].abs().max()),
                          "tost_equivalent": eq, "agree": inside == eq})
@@ -73,14 +78,15 @@ def stale_answer(runs: pd.DataFrame) -> pd.DataFrame:
     return th.assign(first_rate_over_old_bound=over)
 
 
-def summary(rates: pd.DataFrame, results: dict, stale_runs: pd.DataFrame,
+def summary(rates: pd.DataFrame, pred: pd.DataFrame, stale_runs: pd.DataFrame,
             tost: pd.DataFrame) -> dict:
-    """Scalars for the sidecar."""
-    out: dict = {}
-    for (case, machine, base, model), r in results.items():
-        key = f"{case}_{machine}_{base}_{model}".replace("-", "_")
-        out[f"change_pct_{key}"] = r.median
-        out[f"p_holds_{key}"] = r.p_holds
+    """Scalars for the sidecar: each regenerated prediction's median change (key
+    ``change_pct_WORKLOAD_MACHINE_PAIR``), the counts, the stale answer, the TOSTs."""
+    out: dict = {"predictions": len(pred),
+                 "prediction_points": int(pred["points"].iloc[0]) if len(pred) else 0}
+    for _, r in pred.iterrows():
+        key = f"{r['workload']}_{r['machine']}_{r['pair']}".replace("-", "_")
+        out[f"change_pct_{key}"] = float(r["change_pct"])
     v4 = rates[rates["model"] == "pcstock-v4"]
     for _, r in v4.iterrows():
         key = f"{r['workload']}_{r['machine']}".replace("-", "_")
@@ -95,29 +101,33 @@ def summary(rates: pd.DataFrame, results: dict, stale_runs: pd.DataFrame,
     return out
 
 
-def break_even_text(r: UncertainResult) -> str:
-    """The priors at which the claim flips, crossings only; else "none in the priors'
-    ranges" (every prior searched over its whole range)."""
-    return "; ".join(r.crossings().values()) or "none in the priors' ranges"
-
-
 def _from_rate(x: float) -> str:
     return "never in the sweep" if x is None or math.isnan(x) else f"from rate {x:g}"
 
 
-def conclusion(results: dict, stale_runs: pd.DataFrame, tost: pd.DataFrame,
+def conclusion(pred: pd.DataFrame, stale_runs: pd.DataFrame, tost: pd.DataFrame,
                p: V4Params) -> str:
     """The conclusion, built from this run's numbers."""
     parts = []
-    for machine in p.machines:
-        pairs = [(c, results[(c, machine, "multi", "pcstock-v4")]) for c in p.cases]
-        worst = min(pairs, key=lambda kv: kv[1].median)
-        loses = [c for c, r in pairs if r.high < -p.margin_pct]
-        parts.append(
-            f"On {machine}, v4 against the multi stock loses most on {worst[0]}: "
-            f"{worst[1].median:+.1f}% [{worst[1].low:+.1f}, {worst[1].high:+.1f}] (90%), "
-            f"driver {worst[1].driver}; the whole interval lies below -{p.margin_pct:g}% on "
-            f"{', '.join(loses) if loses else 'no workload'}.")
+    for machine in dict.fromkeys(pred["machine"]):
+        for pair in dict.fromkeys(pred.loc[pred["machine"] == machine, "pair"]):
+            sub = pred[(pred["machine"] == machine) & (pred["pair"] == pair)]
+            phrases: dict[str, list[str]] = {}
+            for _, r in sub.iterrows():
+                phrases.setdefault(str(prediction(r, p.margin_pct).prediction),
+                                   []).append(str(r["workload"]))
+            worst = sub.loc[sub["change_pct"].idxmin()]
+            base = BASELINES.get(str(worst["baseline"]), str(worst["baseline"]))
+            neck = (f"the bottleneck is the {worst['new_bottleneck']} in both kernels"
+                    if worst["base_bottleneck"] == worst["new_bottleneck"] else
+                    f"the bottleneck moves from the {worst['base_bottleneck']} to the "
+                    f"{worst['new_bottleneck']}")
+            parts.append(
+                f"On {machine}, v4 against {base}: " + "; ".join(
+                    f"{ph} on {', '.join(ws)}" for ph, ws in phrases.items())
+                + f". It loses most on {worst['workload']}: {worst['change_pct']:+.1f}% "
+                f"[{worst['low']:+.1f}, {worst['high']:+.1f}] (90%, memcglab predict "
+                f"{worst['file']}; {neck}).")
     ans = stale_answer(stale_runs)
     close = ans[ans["first_close_rate"].notna()]
     over = ans[ans["first_rate_over_old_bound"].notna()]
@@ -146,35 +156,47 @@ def conclusion(results: dict, stale_runs: pd.DataFrame, tost: pd.DataFrame,
     return " ".join(parts)
 
 
-def claims(results: dict, stale_runs: pd.DataFrame, tost: pd.DataFrame,
+def claims(pred: pd.DataFrame, stale_runs: pd.DataFrame, tost: pd.DataFrame,
            p: V4Params) -> list[dict]:
-    """The lab's predictions for v4 (rule ``prediction``: nothing was measured) and the
-    cover letters' stranded-pages claim (rule ``port``). The madvise TOST over simulated
-    trials is a test with seed noise only: its numbers are count rows
-    (:func:`tost_counts`), not claims."""
-    return prediction_rows(results, p) + [stale_row(stale_runs)]
+    """The lab's predictions for v4 (rule ``prediction``: nothing was measured), one per
+    regenerated scenario file, and the cover letters' stranded-pages claim (rule
+    ``port``). The madvise TOST over simulated trials is a test with seed noise only:
+    its numbers are count rows (:func:`tost_counts`), not claims."""
+    return prediction_rows(pred, p) + [stale_row(stale_runs)]
 
 
-def prediction_rows(results: dict, p: V4Params) -> list[dict]:
-    """One prediction row per (machine, case) of v4 against the multi stock; a case that
-    charges nothing in steady state is zero by construction and predicts nothing."""
-    rows = []
+def prediction(row: pd.Series, margin_pct: float) -> Verdict:
+    """``judge``'s prediction rule on one regenerated file's change band: the sources are
+    the parameters (calibrated and hardware priors) and, where the file prices more than
+    one, the modelling alternatives; a band of zero width says why it is one."""
+    sources = {"parameters"} | ({"alternatives"} if int(row["alternatives"]) > 1 else set())
+    iv = SimpleNamespace(low=float(row["low"]), high=float(row["high"]),
+                         sources=frozenset(sources), coverage=0.9)
+    zero = None
+    if iv.low == iv.high:
+        idle = all(float(row[f"{k}_{q}"]) == 0 for k in ("base", "new")
+                   for q in ("charges_per_op", "uncharges_per_op"))
+        zero = (f"{row['workload']} charges and uncharges nothing per operation in either "
+                "kernel" if idle else f"both kernels price the same at every point "
+                f"({iv.low:g}%)")
+    return judge("prediction", interval=iv, margin=margin_pct, degenerate=zero)
+
+
+def prediction_rows(pred: pd.DataFrame, p: V4Params) -> list[dict]:
+    """One prediction row per regenerated scenario file, in the frame's order."""
     src = name(V4)
-    for machine in p.machines:
-        label = load_profile(machine).name
-        for case in p.cases:
-            r = results[(case, machine, "multi", "pcstock-v4")]
-            zero = None if CASES[case].steady else (
-                f"{case} makes no charge once it runs (its charges are setup and teardown), "
-                "so both stocks carry the same steady load")
-            verdict = judge("prediction", interval=r, margin=p.margin_pct,
-                            alternatives=option_intervals(r), degenerate=zero)
-            rows.append(claim_row(
-                f"v4 vs memcg stock: {case} on {label}", src,
-                "not measured (prediction registered before any measurement)",
-                f"throughput per flow {r.describe('{:+.2f}')}", verdict,
-                would_take=break_even_text(r) if zero is None else None,
-                **interval_columns(r, "%")))
+    rows = []
+    for _, r in pred.iterrows():
+        base = BASELINES.get(str(r["baseline"]), str(r["baseline"]))
+        rows.append(claim_row(
+            f"v4 vs {base}: {r['workload']} on {r['machine']}", src,
+            "not measured (prediction stated before any measurement)",
+            f"throughput change {r['change_pct']:+.2f}% [{r['low']:+.2f}, {r['high']:+.2f}] "
+            f"(90%), memcglab predict {r['file']}; page_counter walks per operation "
+            f"{r['base_walks_per_op']:.3g} -> {r['new_walks_per_op']:.3g}; bottleneck "
+            f"{r['base_bottleneck']} -> {r['new_bottleneck']}", prediction(r, p.margin_pct),
+            estimate=float(r["change_pct"]), low=float(r["low"]), high=float(r["high"]),
+            unit="%"))
     return rows
 
 

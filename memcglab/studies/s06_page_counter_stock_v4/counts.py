@@ -7,9 +7,9 @@ start, where pages are released or acknowledged). :func:`count_runs` replays eve
 (case, machine, alternative, seed) trace through each stock model with the compiled
 engine and keeps, per replay, what the contention model needs: the event totals, the
 usage-line transfers per message split into shared lines and private ones
-(:func:`memcglab.queueing.line_counts`) and the cost model's coefficients per message
-(:func:`memcglab.cost.coefficients`), the line transfers taken out (they are the
-queueing model's stations).
+(:func:`memcglab.queueing.line_counts`). The counts are the study's tables; its
+predictions are ``memcglab predict``'s, from scenario files
+(:mod:`memcglab.studies.s06_page_counter_stock_v4.scenarios`).
 
 A *message* is the benchmark's unit of work: a netperf message or send, an RR
 transaction, a bw_unix pair's transfer, a fault of the madvise loop.
@@ -27,13 +27,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from memcglab.cost import CostParams
 from memcglab.engine import replay_compiled
 from memcglab.models import MODELS
-from memcglab.pricing import per_unit_coefficients
 from memcglab.queueing import line_counts, trace_parents
 from memcglab.trace import Trace
 from memcglab.workloads import (
@@ -177,9 +174,8 @@ def count_runs(cases: Sequence[str], machines: Mapping[str, int], size: int,
     ``machines`` maps a machine name to its hardware threads. Columns: the keys, the
     choice (``choice``, a sorted ``k=v`` string; ``""`` for none), ``messages``,
     ``flows``, the event totals, ``shared_names`` / ``shared`` (tuples: each shared
-    usage line's transfers per message), ``private`` (per message) and ``coef`` (the
-    cost model's units per message, an array in :meth:`CostParams.names` order); the
-    last four are zero for a case that is not ``steady``.
+    usage line's transfers per message) and ``private`` (per message); the last three
+    are empty or zero for a case that is not ``steady``.
     """
     unknown = [c for c in cases if c not in CASES]
     if unknown:
@@ -210,8 +206,5 @@ def count_runs(cases: Sequence[str], machines: Mapping[str, int], size: int,
                             "shared_names": lines.names if lines else (),
                             "shared": tuple(lines.shared.tolist()) if lines else (),
                             "private": lines.private if lines else 0.0,
-                            "coef": per_unit_coefficients(ev, model, slots, messages,
-                                                          keep_c2c=False)
-                            if case.steady else np.zeros(len(CostParams.names())),
                         })
     return pd.DataFrame(rows)

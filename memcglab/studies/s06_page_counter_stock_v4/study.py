@@ -11,11 +11,12 @@ it, what v4 does where charges and uncharges do not meet on one CPU:
 
 1. exact event counts of every network workload and the madvise loop under the multi
    stock, the RFC and v4 (:mod:`~memcglab.studies.s06_page_counter_stock_v4.counts`);
-2. the predicted throughput change of each pair from the contention model, with its
-   90% interval over the hardware priors, the modelling alternatives and the seeds,
-   its driver and break-even, on two machines
-   (:mod:`~memcglab.studies.s06_page_counter_stock_v4.pricing`), written to ``predictions.parquet``
-   before any comparison (:func:`write_predictions`);
+2. the predicted throughput change of v4 against the multi stock and against the RFC,
+   stated as scenario files of the contract (``data/scenarios/study06/``: every workload on
+   two machines) and regenerated from them through ``memcglab predict`` at the default
+   calibration, with each change's 90% interval and both kernels' counts and bottlenecks
+   (:mod:`~memcglab.studies.s06_page_counter_stock_v4.scenarios`), written to
+   ``predictions.parquet`` before any comparison or claim (:func:`regenerate`);
 3. the pages stranded in stocks when tasks migrate, against the cover letters' bound
    and its claim that coming close "is difficult and rare"
    (:mod:`~memcglab.studies.s06_page_counter_stock_v4.stale`);
@@ -28,8 +29,8 @@ into the comparison, the claim rows and the conclusion,
 :mod:`~memcglab.studies.s06_page_counter_stock_v4.views` into figures.
 
 >>> p = V4Params.from_notebook(quick=True)
->>> p.seeds, p.samples, len(p.machines), p.cases
-(1, 32, 2, ('netperf_rx', 'tcp_rr', 'madvise_fault'))
+>>> p.seeds, p.points, len(p.machines), p.cases, p.scenarios
+(1, 64, 2, ('netperf_rx', 'tcp_rr', 'madvise_fault'), '*-224t-multi_vs_v4')
 """
 
 from __future__ import annotations
@@ -38,23 +39,22 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
 
 from memcglab.hardware import MachineProfile, load_profile
-from memcglab.results import write_parquet_atomic
+from memcglab.scenario.predict import DEFAULT_POINTS, MAX_POINTS
 from memcglab.studies import count_row
 from memcglab.studies.s06_page_counter_stock_v4 import madvise as mad
+from memcglab.studies.s06_page_counter_stock_v4 import scenarios as files
 from memcglab.studies.s06_page_counter_stock_v4.counts import CASES, COMPARED, count_runs
-from memcglab.studies.s06_page_counter_stock_v4.pricing import PAIRS, predict, predictions_frame
+from memcglab.studies.s06_page_counter_stock_v4.scenarios import PREDICTIONS_FILE, QUICK_SCENARIOS
 from memcglab.studies.s06_page_counter_stock_v4.stale import StaleConfig, grid, per_memcg, sweep
-from memcglab.uncertainty import UncertainResult
 
-__all__ = ["PREDICTIONS_FILE", "QUICK_CASES", "V4Params", "count_rows", "counts", "madvise",
-           "memcg_detail", "per_message", "predict_all", "stale", "write_predictions"]
+__all__ = ["PREDICTIONS_FILE", "QUICK_CASES", "QUICK_POINTS", "V4Params", "count_rows", "counts",
+           "madvise", "memcg_detail", "per_message", "regenerate", "stale"]
 
-#: the file the predictions go to, in the notebook's output directory
-PREDICTIONS_FILE = "predictions.parquet"
 STUDY = "06"
+#: parameter points per prediction in a quick run (memcglab validate --quick's)
+QUICK_POINTS = 64
 #: the quick run's benchmarks: one of each kind (a stream of messages, request/response,
 #: the series' own loop), so CI stays short; the full run has every case
 QUICK_CASES: tuple[str, ...] = ("netperf_rx", "tcp_rr", "madvise_fault")
@@ -77,11 +77,14 @@ class V4Params:
     #: messages (transactions, sends, faults) per trace: enough that the per-message
     #: counts settle to a few digits.
     size: int = 50_000
-    #: trace seeds per (case, machine, alternative): the seed factor of the propagation.
+    #: trace seeds per (case, machine, alternative) of the counts tables.
     seeds: int = 3
-    #: quasi-random points of each propagation (a power of 2).
-    samples: int = 128
-    #: "no loss beyond" this many % is the claim a prediction is priced against
+    #: the scenario files regenerated (a glob over the stems of data/scenarios/study06):
+    #: all 32, every workload on both machines, v4 against the multi stock and the RFC.
+    scenarios: str = "*"
+    #: parameter points of each prediction (memcglab predict's default; a power of 2).
+    points: int = DEFAULT_POINTS
+    #: a prediction is phrased against this margin, in % ("loss beyond", "within ±")
     #: (study 3's TOST margin).
     margin_pct: float = 2.0
     #: the stale sweep: migration rates per own operation (0 to every operation)...
@@ -119,8 +122,10 @@ class V4Params:
             raise ValueError(f"seeds={self.seeds!r}: must be an integer between 1 and 100")
         if not self.memory_max_mib > 0:
             raise ValueError(f"memory_max_mib={self.memory_max_mib}: must be > 0 (MiB)")
-        if not _power_of_two(self.samples):
-            raise ValueError(f"samples={self.samples}: must be a power of 2 >= 2 (Sobol)")
+        if not _power_of_two(self.points) or self.points > MAX_POINTS:
+            raise ValueError(f"points={self.points}: must be a power of 2 between 2 and "
+                             f"{MAX_POINTS} (Sobol)")
+        files.scenario_files(self.scenarios)  # its error names the pattern
         if not 1000 <= self.size <= 10_000_000:
             raise ValueError(f"size={self.size}: must be between 1000 and 10^7")
         if not 0 < self.margin_pct < 100:
@@ -132,22 +137,24 @@ class V4Params:
             raise ValueError(f"stale rates {rates}: each must be in [0, 1]")
 
     @classmethod
-    def from_notebook(cls, quick: bool = False, seeds: int = 3, samples: int = 128,
+    def from_notebook(cls, quick: bool = False, seeds: int = 3, points: int = DEFAULT_POINTS,
                       margin_pct: float = 2.0, memory_max_mib: float = 256.0,
                       profile: str = "") -> V4Params:
-        """From the notebook's parameters; ``quick`` shrinks every part (CI-sized);
-        ``profile`` (a shipped profile's name or a profile file's path) prices on that one
-        machine instead of the two defaults."""
+        """From the notebook's parameters; ``quick`` shrinks every part (CI-sized: the
+        224-thread v4-vs-multi files at :data:`QUICK_POINTS` points); ``profile`` (a
+        shipped profile's name or a profile file's path) counts on that one machine
+        instead of the two defaults (the scenario files name their own machines)."""
         if profile:
-            kw = cls.from_notebook(quick, seeds, samples, margin_pct, memory_max_mib)
+            kw = cls.from_notebook(quick, seeds, points, margin_pct, memory_max_mib)
             return replace(kw, machines=(str(profile),))
         if quick:
-            return cls(cases=QUICK_CASES, size=4000, seeds=1, samples=32, margin_pct=margin_pct,
+            return cls(cases=QUICK_CASES, size=4000, seeds=1, scenarios=QUICK_SCENARIOS,
+                       points=QUICK_POINTS, margin_pct=margin_pct,
                        stale_rates=(0.0, 0.01, 1.0), stale_cgroups=(8, 72),
                        many_per_cpu=(16,), netperf_rates=(0.0, 0.05), stale_operations=20_000,
                        stale_samples=8, memory_max_mib=memory_max_mib, madvise_trials=5,
                        madvise_iterations=(5, 2), region_pages=64)
-        return cls(seeds=seeds, samples=samples, margin_pct=margin_pct,
+        return cls(seeds=seeds, points=points, margin_pct=margin_pct,
                    memory_max_mib=memory_max_mib)
 
     def profiles(self) -> dict[str, MachineProfile]:
@@ -210,27 +217,12 @@ def count_rows(rates: pd.DataFrame, stale_runs: pd.DataFrame | None = None) -> l
     return rows
 
 
-def predict_all(runs: pd.DataFrame, p: V4Params
-                ) -> dict[tuple[str, str, str, str], UncertainResult]:
-    """Every (workload, machine, baseline, model) prediction."""
-    out = {}
-    for machine, prof in p.profiles().items():
-        for case in p.cases:
-            for base, model in PAIRS:
-                out[(case, machine, base, model)] = predict(
-                    runs, case, machine, prof, base, model, range(p.seeds), n=p.samples,
-                    margin_pct=p.margin_pct)
-    return out
-
-
-def write_predictions(results: dict, output_dir: str | Path) -> pd.DataFrame:
-    """predictions.parquet (one row per workload, machine and pair; a loss is negative)
-    in ``output_dir`` ("" writes nothing); the frame written."""
-    frame = predictions_frame(results)
-    if output_dir:
-        Path(output_dir).mkdir(parents=True, exist_ok=True)
-        write_parquet_atomic(Path(output_dir) / PREDICTIONS_FILE,
-                             pa.Table.from_pandas(frame, preserve_index=False))
+def regenerate(p: V4Params, output_dir: str | Path) -> pd.DataFrame:
+    """Every scenario file of ``p.scenarios`` through ``memcglab predict`` (the default
+    calibration, ``p.points`` points, seed 0), written to ``predictions.parquet`` in
+    ``output_dir`` ("" writes nothing) before anything is built from it; the frame."""
+    frame = files.regenerate(files.scenario_files(p.scenarios), p.points)
+    files.write_predictions(frame, output_dir)
     return frame
 
 

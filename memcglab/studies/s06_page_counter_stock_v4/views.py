@@ -40,7 +40,7 @@ def counts_figure(rates: pd.DataFrame):
 
 
 def predictions_figure(pred: pd.DataFrame):
-    """Forest plot: predicted throughput change per flow with its 90% interval."""
+    """Forest plot: each regenerated scenario file's change with its 90% interval."""
     machines = list(dict.fromkeys(pred["machine"]))
     fig, ax = new_figure(1, len(machines), width=6.5, height=0.33 * len(pred) /
                          max(1, len(machines)) + 1.8, squeeze=False)
@@ -49,19 +49,16 @@ def predictions_figure(pred: pd.DataFrame):
         a = ax[0, j]
         y = np.arange(len(sub))[::-1]
         for yy, (_, r) in zip(y, sub.iterrows(), strict=True):
-            a.errorbar(r["predicted_change_pct"], yy,
-                       xerr=[[r["predicted_change_pct"] - r["low"]],
-                             [r["high"] - r["predicted_change_pct"]]],
-                       fmt="o", color=_PALETTE[r["model"]], ms=4, capsize=2)
+            a.errorbar(r["change_pct"], yy,
+                       xerr=[[r["change_pct"] - r["low"]], [r["high"] - r["change_pct"]]],
+                       fmt="o", color=_PALETTE[r["baseline"]], ms=4, capsize=2)
         a.axvline(0, color="k", lw=1)
-        a.set_yticks(y, sub["workload"] + ": " + sub["model"] + " vs " + sub["baseline"],
-                     fontsize="x-small")
+        a.set_yticks(y, sub["workload"] + ": v4 vs " + sub["baseline"], fontsize="x-small")
         a.set_xscale("symlog", linthresh=1.0)
-        a.set(xlabel="throughput change per flow, % of baseline (90% interval; symlog)",
+        a.set(xlabel="throughput change, % of the baseline (90% interval; symlog)",
               title=machine, xlim=(-110, max(10.0, 1.5 * float(pred["high"].max()))))
-    fig.suptitle("Predicted throughput change from the contention model (median, 90% "
-                 "interval over priors, alternatives and seeds); a loss is negative",
-                 fontsize="medium")
+    fig.suptitle("Study 6's scenario files regenerated through memcglab predict (median, 90% "
+                 "interval at the default calibration); a loss is negative", fontsize="medium")
     return fig
 
 

@@ -1,33 +1,20 @@
-"""Study 6: v4's counts, its registered predictions and the madvise TOST, on small problems."""
+"""Study 6: v4's counts, its predictions regenerated from its scenario files, and the madvise
+TOST, on small problems."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import pytest
 
-from memcglab.hardware import load_profile
-from memcglab.queueing import ChargePathLoad, ChargePathParams, chargepath_throughput
 from memcglab.studies import check_claims, check_counts
 from memcglab.studies.s06_page_counter_stock_v4 import claims as v4_claims
 from memcglab.studies.s06_page_counter_stock_v4 import madvise as v4_madvise
 from memcglab.studies.s06_page_counter_stock_v4 import study as v4_study
 from memcglab.studies.s06_page_counter_stock_v4 import views as v4_views
 from memcglab.studies.s06_page_counter_stock_v4.counts import CASES, count_runs
-from memcglab.studies.s06_page_counter_stock_v4.pricing import (
-    PREDICTION_COLUMNS,
-    change_fn,
-    predict,
-    prediction_space,
-)
 
 MACHINE = "seed000-72cpu"
-
-
-@pytest.fixture(scope="module")
-def profile():
-    return load_profile(MACHINE)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +26,9 @@ def small_runs():
     ({"cases": ("nope",)}, "cases=\\('nope',\\): unknown \\['nope'\\]"),
     ({"machines": ("mars",)}, "hardware profile 'mars': no file .*; shipped profiles"),
     ({"machines": ()}, "machines=\\(\\): name at least one profile"),
-    ({"samples": 100}, "samples=100: must be a power of 2"),
+    ({"points": 100}, "points=100: must be a power of 2"),
+    ({"points": 32768}, "points=32768: must be a power of 2 between 2 and 16384"),
+    ({"scenarios": "nope"}, "scenarios='nope': matches no file in data/scenarios/study06"),
     ({"seeds": 0}, "seeds=0"),
     ({"seeds": 2.5}, "seeds=2.5: must be an integer between 1 and 100"),
     ({"memory_max_mib": 0.0}, "memory_max_mib=0.0: must be > 0"),
@@ -93,55 +82,6 @@ def test_setup_only_benchmarks_carry_no_load(small_runs):
     udp = small_runs[small_runs["workload"] == "udp_rr"]
     assert (udp["charges"] > 0).all()  # the first datagram of each socket
     assert all(s == () for s in udp["shared"]) and (udp["private"] == 0).all()
-    assert all(not np.any(c) for c in udp["coef"])
-
-
-def test_change_at_the_typical_point_is_the_ratio_of_two_mva_runs(small_runs, profile):
-    fn = change_fn(small_runs, "tcp_rr", MACHINE, "multi", "pcstock-v4", profile)
-    space = prediction_space(profile, "tcp_rr", CASES["tcp_rr"].alternatives, [0, 1])
-    d = space.at({"seed": 0, "placement": "spread"})
-    got = fn(d)[0]
-
-    def rate(model):
-        r = small_runs[(small_runs["workload"] == "tcp_rr") & (small_runs["model"] == model)
-                       & (small_runs["seed"] == 0)
-                       & (small_runs["choice"] == "placement=spread")].iloc[0]
-        cost = np.array([d[n][0] for n in ("l1_hit", "slot_compare", "percpu_rmw",
-                                           "atomic_rmw", "c2c_transfer", "stock_lock",
-                                           "call", "random_u32")])
-        load = ChargePathLoad([36], tuple(r["shared_names"]), [list(r["shared"])],
-                              [r["private"]], [float(cost @ r["coef"])])
-        p = ChargePathParams(other_cycles=d["other_cycles"][0],
-                             busiest_cpu_share=d["busiest_cpu_share"][0], ghz=d["cpu_ghz"][0],
-                             c2c_cycles=d["c2c_transfer"][0],
-                             c2c_cross_cycles=d["c2c_transfer_cross_socket"][0],
-                             cross_socket_fraction=d["cross_socket_fraction"][0],
-                             cycles_per_sharer=d["contended_rmw_per_sharer"][0], cpus=72,
-                             smt=2, smt_gain=d["smt_gain"][0], cpus_per_flow=2)
-        return chargepath_throughput(load, p).per_flow_rate[0, 0]
-
-    assert got == pytest.approx((rate("pcstock-v4") / rate("multi") - 1) * 100)
-
-
-def test_predictions_sign_and_parquet_schema(small_runs, profile, tmp_path):
-    res = {}
-    for b, m in (("multi", "pcstock-v4"), ("pcstock-v4", "multi")):
-        res[("tcp_rr", MACHINE, b, m)] = predict(small_runs, "tcp_rr", MACHINE, profile, b, m,
-                                                 [0, 1], n=16)
-    res[("udp_rr", MACHINE, "multi", "pcstock-v4")] = predict(
-        small_runs, "udp_rr", MACHINE, profile, "multi", "pcstock-v4", [0, 1], n=16)
-    frame = v4_study.write_predictions(res, tmp_path)
-    back = pd.read_parquet(tmp_path / v4_study.PREDICTIONS_FILE)
-    assert tuple(back.columns) == PREDICTION_COLUMNS
-    pd.testing.assert_frame_equal(back, frame)
-    loss, gain, none = back.itertuples(index=False)
-    # every uncharge walks to the shared root: v4 loses, and the reverse pair gains
-    assert loss.high < 0 < gain.low
-    assert loss.low <= loss.predicted_change_pct <= loss.high
-    assert none.low == none.high == 0.0  # UDP_RR charges nothing per transaction
-    flat = res[("udp_rr", MACHINE, "multi", "pcstock-v4")]
-    assert v4_claims.break_even_text(flat) == "none in the priors' ranges"
-    assert v4_study.write_predictions(res, "").shape == (3, 7)  # "" writes nothing
 
 
 def test_madvise_tost_has_both_iteration_counts():
@@ -158,48 +98,42 @@ def test_madvise_tost_has_both_iteration_counts():
 
 def test_quick_study_end_to_end(tmp_path):
     p = v4_study.V4Params(cases=("tcp_rr", "madvise_fault"), machines=(MACHINE,), size=2000,
-                          seeds=1, samples=8, stale_rates=(0.0, 1.0), stale_cgroups=(8,),
-                          many_per_cpu=(8,), netperf_rates=(0.0, 1.0),
-                          stale_operations=4000, stale_samples=4, madvise_trials=3,
-                          madvise_iterations=(2,), region_pages=64, stale_cpus=8)
+                          seeds=1, scenarios="*_rr-72cpu-multi_vs_v4", points=8,
+                          stale_rates=(0.0, 1.0), stale_cgroups=(8,), many_per_cpu=(8,),
+                          netperf_rates=(0.0, 1.0), stale_operations=4000, stale_samples=4,
+                          madvise_trials=3, madvise_iterations=(2,), region_pages=64,
+                          stale_cpus=8)
     runs = v4_study.counts(p)
     rates = v4_study.per_message(runs)
-    results = v4_study.predict_all(runs, p)
-    pred = v4_study.write_predictions(results, tmp_path)
-    assert len(pred) == 2 * 3
+    pred = v4_study.regenerate(p, tmp_path)
+    assert pred["workload"].tolist() == ["sctp_rr", "tcp_rr", "udp_rr"]
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / v4_study.PREDICTIONS_FILE), pred)
     stale_runs, series = v4_study.stale(p)
     trials, tost = v4_study.madvise(p)
-    claims = check_claims(v4_claims.claims(results, stale_runs, tost, p))
-    # nothing was measured: the priced rows are predictions with no verdict word
-    assert [c["rule"] for c in claims] == ["prediction", "prediction", "port"]
-    assert all("verdict" not in c and c["prediction"] for c in claims[:2])
-    assert claims[2]["verdict"] in ("shown in the port", "not shown in the port")
+    claims = check_claims(v4_claims.claims(pred, stale_runs, tost, p))
+    # nothing was measured: the regenerated files are predictions with no verdict word
+    assert [c["rule"] for c in claims] == ["prediction"] * 3 + ["port"]
+    assert all("verdict" not in c and c["prediction"] for c in claims[:3])
+    assert claims[1]["prediction"] == "loss beyond 2%"  # TCP_RR: every uncharge walks
+    assert claims[2]["prediction"].startswith("no prediction (zero by construction: udp_rr")
+    assert claims[3]["verdict"] in ("shown in the port", "not shown in the port")
     tost_rows = check_counts(v4_claims.tost_counts(tost, p))
     assert tost_rows[0]["note"].startswith("TOST +-2%") and "seed noise only" in \
         tost_rows[0]["note"]
     check_counts(v4_study.count_rows(rates, stale_runs))
-    text = v4_claims.conclusion(results, stale_runs, tost, p)
-    assert "tcp_rr" in text and "madvise" in text
-    s = v4_claims.summary(rates, results, stale_runs, tost)
-    assert s["change_pct_tcp_rr_seed000_72cpu_multi_pcstock_v4"] < 0
+    text = v4_claims.conclusion(pred, stale_runs, tost, p)
+    assert "tcp_rr" in text and "madvise" in text and "loss beyond 2% on" in text
+    s = v4_claims.summary(rates, pred, stale_runs, tost)
+    assert s["change_pct_tcp_rr_seed000_72cpu_multi_vs_v4"] < 0 and s["predictions"] == 3
     cfg, per = v4_study.memcg_detail(p)
     assert set(per["model"]) == {"multi", "pcstock-v4"} and per["memcg"].min() > 1
-    cmp = v4_claims.comparison(pred, tost, p.margin_pct)
-    assert len(cmp) == 1 and bool(cmp["agree"].iloc[0])
+    assert v4_claims.comparison(pred, tost, p.margin_pct).empty  # no madvise file chosen
     for fig in (v4_views.counts_figure(rates), v4_views.predictions_figure(pred),
                 v4_views.stale_figure(stale_runs, 256.0),
                 v4_views.stale_series_figure(series),
                 v4_views.memcg_figure(per, cfg.cpus, 256.0, "t")):
         assert all(a.get_xlabel() or a.get_ylabel() for a in fig.axes)
         plt.close(fig)
-
-
-def test_a_workload_that_charges_nothing_in_steady_state_is_zero_by_construction(
-        small_runs, profile):
-    r = predict(small_runs, "udp_rr", MACHINE, profile, "multi", "pcstock-v4", [0, 1], n=16)
-    p = v4_study.V4Params(cases=("udp_rr",), machines=(MACHINE,))
-    rows = v4_claims.prediction_rows({("udp_rr", MACHINE, "multi", "pcstock-v4"): r}, p)
-    assert rows[0]["prediction"].startswith("no prediction (zero by construction: udp_rr")
 
 
 def test_a_profile_file_names_the_machine(tmp_path):
