@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from memcglab.engine import MODELS, InvariantViolation, replay_compiled
+from memcglab.engine import InvariantViolation, replay_compiled
 from memcglab.replay import dumps
 from memcglab.trace import parse_text
 from tests.contract import EXAMPLE as CONTRACT_EXAMPLE
 from tests.contract import EXAMPLE_JSON as CONTRACT_LINE
+
+from .tracegen import MODELS
 
 
 def run(text: str, model: str = "multi", **kw) -> dict:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memcglab.engine import MODELS, replay_compiled
+from memcglab.engine import replay_compiled
 from memcglab.events import EVENT_NAMES
 from memcglab.trace import parse_text
 
-from .tracegen import random_trace, without_nested
+from .tracegen import MODELS, random_trace, without_nested
 
 
 def test_hand_worked_multi_events():
