@@ -24,8 +24,8 @@ The timed calls (each module says what it propagates):
   the study: one ``summarise`` each).
 * study 4: :func:`memcglab.studies.s04_layout_false_sharing.study.priced` (the regression, the fixed
   layout's gap and the ceiling bound).
-* study 6: :func:`memcglab.studies.s06_page_counter_stock_v4.study.predict_all` (every workload,
-  machine and pair).
+* study 6 prices through ``memcglab predict`` now (its scenario files); its time per
+  scenario is ``benchmarks/predict_speed.py``'s.
 
 ``summarise`` evaluates more than the sample: its Sobol design adds ``n * (d + 2)``
 evaluations for ``d`` varying inputs, and its break-even and tornado a few more; those
@@ -50,7 +50,6 @@ from memcglab.studies.s02_policy_and_slots import verdict as policy_verdict
 from memcglab.studies.s02_policy_and_slots.pricing import price_mix
 from memcglab.studies.s03_pcstock_vs_multi import study as pcstock_study
 from memcglab.studies.s04_layout_false_sharing import study as layout_study
-from memcglab.studies.s06_page_counter_stock_v4 import study as v4_study
 from memcglab.uncertainty import Space
 
 
@@ -155,18 +154,7 @@ def study4() -> Case:
                 layout_study.LayoutParams().samples, p.samples, count, price)
 
 
-def study6() -> Case:
-    """Study 6: v4 against the multi stock and its baseline, per workload and machine."""
-    p = v4_study.V4Params.from_notebook(quick=True)
-
-    def price(runs, n: int) -> Callable[[], Callable[[], Priced]]:
-        q = replace(p, samples=n)
-        return lambda: lambda: _results(v4_study.predict_all(runs, q))
-    return Case("6", "v4 changes per case, machine, pair", "v4_study.predict_all",
-                v4_study.V4Params().samples, p.samples, lambda: v4_study.counts(p), price)
-
-
-CASES: tuple[Callable[[], Case], ...] = (study1, study2, study3, study4, study6)
+CASES: tuple[Callable[[], Case], ...] = (study1, study2, study3, study4)
 
 
 def shape(spaces: Iterable[Space]) -> str:

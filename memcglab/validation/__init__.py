@@ -5,7 +5,11 @@
 * :mod:`memcglab.validation.calibrate` fits, jointly over the development set, the few
   inputs no datasheet gives, keeping their uncertainty (a Laplace approximation);
 * :mod:`memcglab.validation.scoreboard` predicts every case leave-one-source-out and
-  scores the predictions and three baselines (``memcglab validate``).
+  scores the predictions and three baselines (``memcglab validate``);
+  :mod:`memcglab.validation.views` and :mod:`memcglab.validation.rows` show it
+  (notebook 07);
+* :mod:`memcglab.validation.study01` calibrates without the multi-memcg thread's "with"
+  column, for study 1's second prediction.
 
 This layer and :mod:`memcglab.stats` are the only readers of measured values.
 """
