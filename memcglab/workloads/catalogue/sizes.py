@@ -42,7 +42,7 @@ PAGE_SIZE = 4096
 SIZEOF_SK_BUFF = 232
 #: sizeof(struct skb_shared_info) with MAX_SKB_FRAGS = 17: 48 + 17 * 16
 SIZEOF_SKB_SHARED_INFO = 320
-#: obj_full_size(): a slab object's charge adds sizeof(struct obj_cgroup *)
+#: obj_full_size(): a slab object's charge adds ``sizeof(struct obj_cgroup *)``
 OBJCG_POINTER = 8
 #: include/linux/netdevice.h: LL_MAX_HEADER 128 + 48 with tunnels
 MAX_HEADER = 128 + 48
