@@ -11,8 +11,8 @@ its compiled implementation, if it has one.
 
 The replay contract's seven models and three policies are registered by
 :mod:`memcglab.models`, imported the first time the registry is read. More come from
-:func:`register_policy` and :func:`register_model`, called by a plugin: a module that
-registers on import, named by
+:func:`register_policy` and :func:`register_model`, called by a plugin
+(:mod:`memcglab.plugins`): a module that registers on import, named by
 
 * the ``MEMCGLAB_PLUGINS`` environment variable (comma- or space-separated; the
   kernels a sweep starts inherit it),
@@ -39,13 +39,20 @@ random, rr, lru; use the faithful replay (memcglab.replay.replay)
 from __future__ import annotations
 
 import importlib
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from memcglab.events import ALL_EVENT_NAMES
+from memcglab.plugins import (
+    PLUGIN_ENV,
+    PLUGIN_GROUP,
+    PluginError,
+    load_environment,
+    load_plugins,
+    loaded_plugins,
+)
 
 __all__ = ["ModelEntry", "PolicyEntry", "PluginError", "STOCK_VIEWS", "PLUGIN_ENV",
            "PLUGIN_GROUP", "MODELS", "POLICIES", "MODEL_NAMES", "KERNEL_VERSIONS", "OBJ_ERAS",
@@ -53,8 +60,6 @@ __all__ = ["ModelEntry", "PolicyEntry", "PluginError", "STOCK_VIEWS", "PLUGIN_EN
            "model", "policy", "compiled_models", "compiled_policies", "resolve_policy",
            "policy_model", "check_compiled", "load_plugins", "loaded_plugins"]
 
-PLUGIN_ENV = "MEMCGLAB_PLUGINS"
-PLUGIN_GROUP = "memcglab.plugins"
 #: the ``stocks`` forms of the replay contract's output, by name
 STOCK_VIEWS: dict[str, str] = {
     "slots": "one list per CPU, one entry per slot in slot order: [memcg, nr_pages] or null "
@@ -63,10 +68,6 @@ STOCK_VIEWS: dict[str, str] = {
                 "stock on that CPU, non-zero stocks only (pcstock, pcstock-v4)",
 }
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}\Z")
-
-
-class PluginError(ValueError):
-    """A plugin module or entry point that cannot be loaded; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,6 @@ class ModelEntry:
 _MODELS: dict[str, ModelEntry] = {}
 _POLICIES: dict[str, PolicyEntry] = {}
 _STATE = {"builtins": False, "plugins": False}
-_LOADED: dict[str, str] = {}  # plugin -> where it was named
 
 
 def _ensure_builtins() -> None:
@@ -156,8 +156,7 @@ def _ensure() -> None:
     if not _STATE["plugins"]:
         _STATE["plugins"] = True  # first: a plugin that reads the registry must not recurse
         try:
-            load_plugins(os.environ.get(PLUGIN_ENV, ""), where=PLUGIN_ENV)
-            _load_entry_points()
+            load_environment()
         except PluginError:
             _STATE["plugins"] = False
             raise
@@ -399,49 +398,3 @@ def check_compiled(model_name: str, policy_name: str | None = None, hint: str = 
     if pol is not None and pol.compiled is None:
         raise ValueError(f"policy {pol.name!r} has no compiled implementation; the compiled "
                          f"engine runs: {', '.join(compiled_policies())}; {hint}")
-
-
-def _split(spec: str | Iterable[str] | None) -> list[str]:
-    if spec is None:
-        return []
-    parts = re.split(r"[\s,]+", spec) if isinstance(spec, str) else list(spec)
-    return [p for p in parts if p]
-
-
-def load_plugins(spec: str | Iterable[str] | None = None, where: str = "plugins"
-                 ) -> tuple[str, ...]:
-    """Import the plugin modules named in ``spec`` (comma- or space-separated), each of
-    which registers policies or models on import; return their names.
-
-    ``where`` names the setting in the error of a module that cannot be imported.
-    A module already imported is not imported again.
-    """
-    _ensure_builtins()
-    names = _split(spec)
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # any failure of the plugin's own code
-            raise PluginError(f"{where}: cannot import plugin module {name!r}: "
-                              f"{type(exc).__name__}: {exc}") from None
-        _LOADED.setdefault(name, where)
-    return tuple(names)
-
-
-def _load_entry_points() -> None:
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group=PLUGIN_GROUP):
-        try:
-            obj = ep.load()
-            if callable(obj):
-                obj()
-        except Exception as exc:
-            raise PluginError(f"entry point {ep.name!r} ({ep.value}) of {PLUGIN_GROUP}: "
-                              f"{type(exc).__name__}: {exc}") from None
-        _LOADED.setdefault(ep.value, PLUGIN_GROUP)
-
-
-def loaded_plugins() -> dict[str, str]:
-    """The plugins loaded in this process, each with where it was named."""
-    return dict(_LOADED)
