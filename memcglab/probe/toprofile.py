@@ -6,8 +6,10 @@ keeps the ns figures, the quartiles, the extremes and the clock used. What the p
 does not measure (``slot_compare``, ``stock_lock``, ``call``, ``random_u32``,
 ``other_cycles_per_packet``, and cross-socket transfers on a one-socket machine)
 keeps its generic prior. The machine's facts come from sysfs topology. A measured
-value outside the parameter's plausible range (``memcglab.hardware.PARAMETERS``) is
-a :class:`memcglab.hardware.HardwareDataError`, not a profile.
+median outside the parameter's plausible range (``memcglab.hardware.PARAMETERS``) is
+a :class:`memcglab.hardware.HardwareDataError`, not a profile; a plausible median whose
+spread reaches past the range (a busy machine widens the runs' quartiles) has its
+interval cut at the range, and the note says so.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 from scipy import stats
 
 from memcglab.hardware import Curve, MachineProfile, load_curves, load_priors
-from memcglab.hardware.schema import prior_from_table, prior_to_table
+from memcglab.hardware.schema import PARAMETERS, prior_from_table, prior_to_table
 from memcglab.probe.measure import ProbeResult, Stat
 from memcglab.uncertainty.priors import Prior
 
@@ -95,8 +97,15 @@ def _narrow(generic: Prior, s: Stat, ghz: float | None, what: str, source: str) 
     spread = c.half_iqr if c.half_iqr > 0 else (c.hi - c.lo) / 2
     p = generic.narrowed(_sig(c.median), spread, source)
     lo, hi = _sig(p.low, 6), _sig(p.high, 6)
-    p = replace(p, low=lo, high=hi, shape=p.shape if lo < hi else "point",
-                note=f"{what}: median {c.describe(generic.unit)}{ns}")
+    note = f"{what}: median {c.describe(generic.unit)}{ns}"
+    spec = PARAMETERS.get(generic.name)
+    if spec is not None and spec.minimum <= p.typical <= spec.maximum \
+            and not spec.minimum <= lo <= hi <= spec.maximum:
+        # The median is a plausible measurement; only the spread of a noisy run leaves
+        # the range, and the hardware cannot be outside it.
+        lo, hi = max(lo, spec.minimum), min(hi, spec.maximum)
+        note += f"; interval cut at the plausible range [{spec.minimum:g}, {spec.maximum:g}]"
+    p = replace(p, low=lo, high=hi, shape=p.shape if lo < hi else "point", note=note)
     if p.shape == "point":
         p = replace(p, low=p.typical, high=p.typical)
     return p

@@ -92,6 +92,15 @@ def test_an_implausible_measurement_is_refused():
         to_profile(_result(pairs, {1: 5.0, 2: 50.0}), topo=TWO_SOCKETS)
 
 
+def test_a_plausible_median_with_a_noisy_spread_is_cut_at_the_range():
+    # a busy machine: the clock's median is 3 GHz, its quartiles reach past 8 GHz
+    r = replace(_result(PAIRS, {1: 5.0, 2: 50.0}),
+                core_ghz=Stat.of([0.5, 1.0, 3.0, 9.0, 12.0]))
+    ghz = to_profile(r, topo=TWO_SOCKETS).priors["cpu_ghz"]
+    assert ghz.typical == 3.0 and ghz.high == 8.0
+    assert "cut at the plausible range [0.2, 8]" in ghz.note
+
+
 @settings(deadline=None, max_examples=40)
 @given(st.floats(0.2, 5.0), st.floats(0.0, 2.0), st.floats(20.0, 400.0), st.floats(0.0, 50.0),
        st.floats(1.0, 5.0), st.floats(0.0, 0.3))

@@ -143,7 +143,7 @@ def test_the_proposed_study_declarations_name_real_parameters_and_keep_the_readm
     ("03", [("quick", "true"), ("samples", "1024")], "samples=1024: with quick=True"),
     ("04", [("quick", "true"), ("duration", "0.05")], "caps duration at 0.01"),
     ("05", [("quick", "true"), ("mix_messages", "50000")], "caps mix_messages at 20000"),
-    ("06", [("quick", "true"), ("samples", "64")], "runs samples=32 whatever it is given"),
+    ("06", [("quick", "true"), ("points", "128")], "runs points=64 whatever it is given"),
     ("01", [("output_dir", "x")], "output_dir: set by the sweep itself"),
 ])
 def test_the_proposed_study_declarations_refuse_what_the_studies_ignore(
