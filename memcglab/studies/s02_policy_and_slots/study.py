@@ -8,8 +8,8 @@ than slots), so this study replays synthetic tenant mixes
 (:func:`memcglab.workloads.synthetic`: uniform, Zipf and bursty, 1-64 active memcgs
 per CPU, several CPU counts and seeds) and the multi-memcg thread's 36-client netperf mix, through
 each victim policy of
-:data:`memcglab.kernel.victim.POLICIES` that a replay model runs
-(:data:`POLICY_MODELS`), at several slot counts.
+the registry (:mod:`memcglab.registry`) with a compiled implementation, the contract's
+three and any a plugin registers (the ``plugins`` parameter), at several slot counts.
 
 It answers: how many slots and which policy the 36-client netperf mix needs
 (:func:`needs`); where a second cache line of slots pays for the line it adds to every
@@ -29,7 +29,7 @@ they rank slot counts, they are not throughput.
 >>> model_for("fifo")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: policy='fifo': not a victim policy of memcglab.kernel.victim.POLICIES; valid: ...
+ValueError: policy='fifo': unknown; ...
 """
 
 from __future__ import annotations
@@ -40,45 +40,45 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from memcglab import registry
 from memcglab.cost import CostParams
 from memcglab.engine import replay_compiled
 from memcglab.events import EVENT_NAMES
 from memcglab.hardware import load_profile
-from memcglab.kernel.victim import POLICIES
-from memcglab.models import MODELS
+from memcglab.plugins import load_plugins
 from memcglab.studies.common.measure import metrics, scan_lines
 from memcglab.studies.s02_policy_and_slots.pricing import NETPERF_ALTERNATIVES, coefficient_frame
 from memcglab.studies.s02_policy_and_slots.recency import DEFAULT_LAYOUT
 from memcglab.workloads import NetperfRxSpec, SyntheticSpec, netperf_rx, synthetic
 from memcglab.workloads.synthetic import MIXES
 
-__all__ = ["POLICY_MODELS", "NEED_TOL_PCT", "NETPERF", "PolicyParams", "model_for",
+__all__ = ["NEED_TOL_PCT", "NETPERF", "PolicyParams", "model_for",
            "runnable_policies", "line_capacity", "netperf_spec", "run", "paired", "tp_change",
            "needs", "second_line", "pays_from"]
 
-#: victim policy -> the replay model that runs it
-POLICY_MODELS = {"random": "multi", "rr": "multi-rr", "lru": "multi-lru"}
 #: a slot count "suffices" when its cost per charge is within this of the best
 NEED_TOL_PCT = 1.0
 NETPERF = "netperf"
 
 
 def runnable_policies() -> tuple[str, ...]:
-    """Registered policies that a replay model runs, in registry order."""
-    return tuple(p for p in POLICIES if POLICY_MODELS.get(p) in MODELS)
+    """Registered policies with a compiled implementation, in registry order: study 2
+    prices the compiled engine's event counts, so only those can run here."""
+    return registry.compiled_policies()
+
+
+def _run_as(policy: str) -> tuple[str, str | None]:
+    """The model and the ``policy=`` argument a replay of ``policy`` takes; ValueError
+    refuses, by name, an unknown policy and one without a compiled implementation."""
+    model, arg = registry.policy_model(policy)
+    registry.check_compiled(model, arg, hint="study 2 prices the compiled engine's counts; "
+                            "register the policy with compiled=... (docs/extending.md)")
+    return model, arg
 
 
 def model_for(policy: str) -> str:
     """The replay model of victim policy ``policy``; ValueError names the valid ones."""
-    valid = ", ".join(runnable_policies())
-    if policy not in POLICIES:
-        raise ValueError(f"policy={policy!r}: not a victim policy of "
-                         f"memcglab.kernel.victim.POLICIES; valid: {valid}")
-    if POLICY_MODELS.get(policy) not in MODELS:
-        raise ValueError(f"policy={policy!r}: registered in memcglab.kernel.victim.POLICIES, "
-                         f"but no replay model (memcglab.models.MODELS) runs it, so the "
-                         f"compiled engine cannot replay it; valid: {valid}")
-    return POLICY_MODELS[policy]
+    return _run_as(policy)[0]
 
 
 def line_capacity(lines: int) -> int:
@@ -101,7 +101,7 @@ def line_capacity(lines: int) -> int:
 class PolicyParams:
     """The problem size of study 2. Each default says where it comes from."""
 
-    #: the notebook's policy (a key of POLICIES with a model) and slot count
+    #: the notebook's policy (a registered policy with a compiled implementation) and slot count
     #: (NR_MEMCG_STOCK; v6.16's 7); compared inside with random and LRU.
     policy: str = "random"
     slots: int = 7
@@ -130,8 +130,12 @@ class PolicyParams:
     profile: str = "seed000-72cpu"
     #: quasi-random points of the propagation (a power of 2).
     samples: int = 1024
+    #: plugin modules that register more policies (docs/extending.md), loaded before
+    #: the policy is checked; every run compares each compiled policy they register.
+    plugins: str = ""
 
     def __post_init__(self) -> None:
+        load_plugins(self.plugins, where="plugins")
         model_for(self.policy)
         if not 1 <= self.slots <= 255:
             raise ValueError(f"slots={self.slots}: must be between 1 and 255 (NR_MEMCG_STOCK "
@@ -151,14 +155,16 @@ class PolicyParams:
 
     @classmethod
     def from_notebook(cls, policy: str = "random", slots: int = 7, quick: bool = False,
-                      seeds: int = 6, profile: str = "seed000-72cpu", samples: int = 1024
-                      ) -> PolicyParams:
+                      seeds: int = 6, profile: str = "seed000-72cpu", samples: int = 1024,
+                      plugins: str = "") -> PolicyParams:
         """From the notebook's parameters; ``quick`` is a CI-sized grid."""
         if quick:
             return cls(policy=policy, slots=slots, actives=(2, 32), cpus=(1, 4),
                        seeds=3, charges_per_cpu=500, slot_counts=(1, 4, 7, 8, 16),
-                       netperf_messages=10_000, profile=profile, samples=min(samples, 256))
-        return cls(policy=policy, slots=slots, seeds=seeds, profile=profile, samples=samples)
+                       netperf_messages=10_000, profile=profile, samples=min(samples, 256),
+                       plugins=plugins)
+        return cls(policy=policy, slots=slots, seeds=seeds, profile=profile, samples=samples,
+                   plugins=plugins)
 
     @property
     def policies(self) -> tuple[str, ...]:
@@ -175,8 +181,9 @@ def _replays(trace, policies, slot_counts, seed: int, key: dict) -> list[dict]:
     rows = []
     for pol in policies:
         for s in slot_counts:
-            model = model_for(pol)
-            _, events = replay_compiled(trace, model=model, slots=s, seed=seed, events=True)
+            model, arg = _run_as(pol)
+            _, events = replay_compiled(trace, model=model, slots=s, seed=seed, events=True,
+                                        policy=arg)
             totals = events.totals()
             rows.append({**key, "policy": pol, "model": model, "slots": s,
                          **metrics(totals, model, s),

@@ -7,14 +7,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from memcglab import registry
 from memcglab.cost import CostParams
 from memcglab.events import EVENT_NAMES
 from memcglab.kernel import victim
+from memcglab.plugins import PluginError
 from memcglab.studies import check_claims, check_counts
 from memcglab.studies.common.measure import metrics, scan_lines
 from memcglab.studies.s02_policy_and_slots import study as study
 from memcglab.studies.s02_policy_and_slots import verdict as pv
 from memcglab.studies.s02_policy_and_slots import views as views
+from memcglab.workloads import SyntheticSpec, synthetic
 
 SMALL = study.PolicyParams(policy="rr", slots=7, actives=(2, 9), mixes=("uniform", "bursty"),
                            cpus=(1, 3), seeds=2, charges_per_cpu=300,
@@ -32,17 +35,40 @@ def done():
 def test_policy_names_map_to_models():
     assert {p: study.model_for(p) for p in study.runnable_policies()} == \
         {"random": "multi", "rr": "multi-rr", "lru": "multi-lru"}
-    with pytest.raises(ValueError, match="policy='fifo': not a victim policy .* valid: random"):
+    with pytest.raises(ValueError, match="policy='fifo': unknown; .*random"):
         study.model_for("fifo")
 
 
-def test_a_registered_policy_without_a_model_is_refused(monkeypatch):
-    monkeypatch.setitem(victim.POLICIES, "clock", object)
-    with pytest.raises(ValueError, match="'clock': registered .* but no replay model"):
-        study.model_for("clock")
-    with pytest.raises(ValueError, match="no replay model"):
-        study.PolicyParams(policy="clock")
-    assert "clock" not in study.runnable_policies()
+def test_a_registered_policy_without_a_compiled_twin_is_refused_by_name():
+    registry.register_policy("clock-py", victim.RandomVictim)
+    try:
+        with pytest.raises(ValueError, match="policy 'clock-py' has no compiled implementation"):
+            study.model_for("clock-py")
+        with pytest.raises(ValueError, match="study 2 prices the compiled engine's counts"):
+            study.PolicyParams(policy="clock-py")
+        assert "clock-py" not in study.runnable_policies()
+    finally:
+        registry.unregister_policy("clock-py")
+
+
+def test_a_registered_policy_with_a_compiled_twin_joins_every_run():
+    # the engine's random victim under another name: its replays must equal random's
+    registry.register_policy("random-twin", victim.RandomVictim, compiled="random")
+    try:
+        assert study.runnable_policies()[-1] == "random-twin"
+        assert study.model_for("random-twin") == "multi"
+        trace = synthetic(SyntheticSpec(cpus=2, memcgs=16, active_per_cpu=9, seed=1,
+                                        charges_per_cpu=300))
+        rows = study._replays(trace, ("random", "random-twin"), (7,), 1, {})
+        a, b = ({k: v for k, v in r.items() if k != "policy"} for r in rows)
+        assert a == b and a["walks_per_1000"] > 0
+    finally:
+        registry.unregister_policy("random-twin")
+
+
+def test_a_plugin_that_cannot_be_imported_is_named():
+    with pytest.raises(PluginError, match="plugins: cannot import plugin module 'no_such_mod'"):
+        study.PolicyParams(plugins="no_such_mod")
 
 
 @pytest.mark.parametrize("kwargs, match", [
