@@ -28,8 +28,16 @@ def _run(*argv: str) -> int:
 @pytest.fixture(scope="module")
 def probed(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("probe") / "box.toml"
-    assert _run("--quick", "--out", str(out), "--cpus", "0,1") == 0
-    return out
+    # On a shared machine the probe can rightly refuse its own figures (exit 1, "a
+    # measurement is implausible"); one retry, then the reason is reported as a skip.
+    # Any other failure (an exit 2 or 3, a traceback) fails the tests.
+    for _attempt in range(2):
+        rc = _run("--quick", "--out", str(out), "--cpus", "0,1")
+        if rc == 0:
+            return out
+        assert rc == 1 and not out.exists(), f"memcglab probe exited {rc}"
+    pytest.skip("memcglab probe refused its measurements twice on this busy machine "
+                "(its implausible-measurement error; see the captured stderr)")
 
 
 def test_quick_probe_writes_a_profile_and_a_heatmap(probed):
