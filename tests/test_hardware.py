@@ -20,8 +20,8 @@ from memcglab.hardware import (
 )
 from memcglab.hardware.tomlio import dumps
 
-SEED_MACHINES = {"seed000-72cpu": (72, None), "seed003-40cpu": (40, None),
-                 "seed004-176cpu-1socket": (176, 1), "lkp-2s-224t-spr": (224, 2)}
+SEED_MACHINES = {"butt-netperf-72cpu": (72, None), "hahn-madvise-40cpu": (40, None),
+                 "lkp-mremap-176cpu-1socket": (176, 1), "lkp-2s-224t-spr": (224, 2)}
 
 
 def test_every_cost_parameter_and_contention_input_has_a_sourced_prior():

@@ -104,4 +104,4 @@ def test_the_shipped_directory_is_valid_when_copied(tmp_path):
     d = tmp_path / "copy"
     shutil.copytree(hardware_dir(), d)
     assert load_priors(d) == load_priors()
-    assert load_profile("seed003-40cpu", directory=d).memory_gb == 50.0
+    assert load_profile("hahn-madvise-40cpu", directory=d).memory_gb == 50.0

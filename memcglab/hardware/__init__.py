@@ -8,7 +8,7 @@ where a machine is known; ``memcglab probe`` writes a profile of this machine.
 Hardware figures are model inputs, so simulation-side code may read them (published
 results, in ``data/published``, it never may).
 
->>> p = load_profile("seed000-72cpu")
+>>> p = load_profile("butt-netperf-72cpu")
 >>> p.cpus, "sockets" in p.inferred
 (72, True)
 >>> p.cost_params().c2c_transfer

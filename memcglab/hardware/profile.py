@@ -227,9 +227,20 @@ def profiles(directory: Path | None = None) -> list[str]:
     return sorted(p.stem for p in ((directory or hardware_dir()) / "profiles").glob("*.toml"))
 
 
+#: shipped profiles renamed in memcglab 0.2.0 (their threads' names, not the project's
+#: seed numbers); the old name still loads the profile, under its new name, so the
+#: pre-registrations written before the rename read as they did.
+FORMER_NAMES = {"seed000-72cpu": "butt-netperf-72cpu", "seed003-40cpu": "hahn-madvise-40cpu",
+                "seed004-176cpu-1socket": "lkp-mremap-176cpu-1socket"}
+
+
 def load_profile(name_or_path: str | Path, directory: Path | None = None) -> MachineProfile:
-    """Load a shipped profile by name, or a profile file by path, and validate it."""
-    s = str(name_or_path)
+    """Load a shipped profile by name, or a profile file by path, and validate it.
+
+    >>> load_profile("seed000-72cpu").name  # a name before 0.2.0
+    'butt-netperf-72cpu'
+    """
+    s = FORMER_NAMES.get(str(name_or_path), str(name_or_path))
     path = (Path(s) if s.endswith(".toml") or "/" in s
             else (directory or hardware_dir()) / "profiles" / f"{s}.toml")
     if not path.exists():

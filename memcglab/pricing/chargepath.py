@@ -21,7 +21,7 @@ differs between them is the load alone.
 >>> import numpy as np
 >>> from memcglab.hardware import load_profile
 >>> from memcglab.pricing import chargepath_space
->>> profile = load_profile("seed000-72cpu")
+>>> profile = load_profile("butt-netperf-72cpu")
 >>> d = chargepath_space(profile, "tcp_rr", 2, {}, [0]).at()
 >>> n = len(CostParams.names())
 >>> light = FlowLoad(flows=36, coef=np.ones(n), shared_names=("usage:root",), shared=(0.1,))

@@ -18,7 +18,7 @@
 The order of the priors is part of the result: the same space draws the same points.
 
 >>> from memcglab.hardware import load_profile
->>> space = chargepath_space(load_profile("seed000-72cpu"), "tcp_rr", 2,
+>>> space = chargepath_space(load_profile("butt-netperf-72cpu"), "tcp_rr", 2,
 ...                          {"placement": ("spread", "random")}, seeds=[0, 1])
 >>> [p.name for p in space.priors][-4:]
 ['other_cycles', 'smt_gain', 'cross_socket_fraction', 'busiest_cpu_share']
@@ -94,7 +94,7 @@ def other_cycles_prior(profile: MachineProfile, workload: str) -> Prior:
     """The work outside memcg per unit of ``workload``, named ``other_cycles``.
 
     >>> from memcglab.hardware import load_profile
-    >>> other_cycles_prior(load_profile("seed000-72cpu"), "tcp_rx")  # doctest: +ELLIPSIS
+    >>> other_cycles_prior(load_profile("butt-netperf-72cpu"), "tcp_rx")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: workload='tcp_rx': no prior for its work outside memcg; valid: netperf_rx, ...

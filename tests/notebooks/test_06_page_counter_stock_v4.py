@@ -20,7 +20,7 @@ from memcglab.studies.s06_page_counter_stock_v4.study import (
 from tests.notebooks.outputs import NOTEBOOKS, study_outputs
 
 STEM = "06_page_counter_stock_v4"
-MACHINES = ("seed000-72cpu", "lkp-2s-224t-spr")
+MACHINES = ("butt-netperf-72cpu", "lkp-2s-224t-spr")
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +79,8 @@ def test_sidecar_claims_and_counts(run):
     walks = {c["configuration"]: c["value"] for c in counts
              if c["quantity"] == "page_counter walks per 1000 charges"}
     assert {k.rsplit(", ", 1)[1] for k in walks} == set(MACHINES)  # counts: both machines
-    key = "pcstock-v4, tcp_rr, seed000-72cpu"
-    assert walks[key] == pytest.approx(r["walks_per_1000_v4_tcp_rr_seed000_72cpu"], abs=1e-3)
+    key = "pcstock-v4, tcp_rr, butt-netperf-72cpu"
+    assert walks[key] == pytest.approx(r["walks_per_1000_v4_tcp_rr_butt_netperf_72cpu"], abs=1e-3)
     assert walks[key] > 1000  # a walk per uncharge, and one per stock miss
 
 

@@ -16,7 +16,7 @@ from memcglab.hardware import load_profile
 from memcglab.pricing import FlowLoad, chargepath_space, per_flow_rate, throughput_change
 from memcglab.queueing import ChargePathLoad, ChargePathParams, chargepath_throughput
 
-PROFILE = load_profile("seed000-72cpu")
+PROFILE = load_profile("butt-netperf-72cpu")
 N = len(CostParams.names())
 C2C = CostParams.names().index("c2c_transfer")
 

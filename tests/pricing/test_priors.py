@@ -20,8 +20,8 @@ from memcglab.pricing import (
     other_cycles_prior,
 )
 
-TWO_SOCKETS = load_profile("seed000-72cpu")
-ONE_SOCKET = load_profile("seed003-40cpu")
+TWO_SOCKETS = load_profile("butt-netperf-72cpu")
+ONE_SOCKET = load_profile("hahn-madvise-40cpu")
 
 
 def test_the_space_holds_the_profiles_priors_then_the_workloads_in_a_fixed_order():

@@ -131,7 +131,7 @@ def test_the_proposed_study_declarations_name_real_parameters_and_keep_the_readm
     for nb in proposed.values():
         check_grid(nb, [("quick", "true")])  # parses; quick is sweepable everywhere
     assert check_grid(proposed["02"], [("slots", "1,2,4,7,8,16"),
-                                       ("profile", "seed000-72cpu")])["slots"][-1] == 16
+                                       ("profile", "butt-netperf-72cpu")])["slots"][-1] == 16
     assert check_grid(proposed["02"], [("slots", "1,2,4"), ("quick", "true")])
 
 

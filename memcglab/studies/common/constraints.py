@@ -23,11 +23,11 @@ constrain it:
   measurement's source in ``avoid``, and a calibration fitted on it is not used.
 
 Without the calibration, only the machine the published throughput was measured on is
-constrained: a profile other than ``seed000-72cpu`` keeps its prior
+constrained: a profile other than ``butt-netperf-72cpu`` keeps its prior
 (:func:`other_cycles_for`).
 
 >>> from memcglab.hardware import load_profile
->>> p = netperf_other_cycles(load_profile("seed000-72cpu"))
+>>> p = netperf_other_cycles(load_profile("butt-netperf-72cpu"))
 >>> p.name, p.shape, 3000 < p.low < p.typical < p.high < 30000
 ('other_cycles', 'triangular', True)
 """
@@ -49,7 +49,7 @@ __all__ = ["CALIBRATED_WORK", "CONSTRAINED_PROFILE", "calibrated", "constrained"
            "netperf_other_cycles", "other_cycles_for"]
 
 #: the machine the published throughputs were measured on
-CONSTRAINED_PROFILE = "seed000-72cpu"
+CONSTRAINED_PROFILE = "butt-netperf-72cpu"
 _BITS = 10240 * 8
 
 

@@ -36,7 +36,7 @@ from memcglab.workloads import NetperfRxSpec, netperf_rx
 __all__ = ["PROFILE", "TraceCounts", "count_traces", "cost_params"]
 
 #: the machine profile of the multi-memcg thread's netperf box (data/hardware/profiles)
-PROFILE = "seed000-72cpu"
+PROFILE = "butt-netperf-72cpu"
 
 
 def cost_params(profile: str = PROFILE) -> CostParams:

@@ -57,7 +57,7 @@ class NetperfParams:
     output_dir: str = ""
     prereg: Study01Prereg = field(default_factory=load_prereg)
     #: the machine profile whose typical costs price the charge path's own cycles: the
-    #: registered seed000-72cpu, a shipped profile's name, or a profile file's path (the
+    #: registered butt-netperf-72cpu, a shipped profile's name, or a profile file's path (the
     #: registration's priors and variants stay as registered)
     profile: str = PROFILE
 

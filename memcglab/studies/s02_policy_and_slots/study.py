@@ -127,7 +127,7 @@ class PolicyParams:
     #: machine profile of the hardware priors: a shipped profile's name (data/hardware/
     #: profiles; the default is the netperf thread's 72-CPU box) or a profile file's path,
     #: e.g. one ``memcglab probe --out`` wrote.
-    profile: str = "seed000-72cpu"
+    profile: str = "butt-netperf-72cpu"
     #: quasi-random points of the propagation (a power of 2).
     samples: int = 1024
     #: plugin modules that register more policies (docs/extending.md), loaded before
@@ -155,7 +155,7 @@ class PolicyParams:
 
     @classmethod
     def from_notebook(cls, policy: str = "random", slots: int = 7, quick: bool = False,
-                      seeds: int = 6, profile: str = "seed000-72cpu", samples: int = 1024,
+                      seeds: int = 6, profile: str = "butt-netperf-72cpu", samples: int = 1024,
                       plugins: str = "") -> PolicyParams:
         """From the notebook's parameters; ``quick`` is a CI-sized grid."""
         if quick:

@@ -102,8 +102,8 @@ class PcstockParams:
     samples: int = 1024
     #: machine profiles, shipped names (data/hardware/profiles) or profile files' paths:
     #: by default the netperf thread's 72-CPU box and the RFC's 40-CPU machine
-    netperf_profile: str = "seed000-72cpu"
-    madvise_profile: str = "seed003-40cpu"
+    netperf_profile: str = "butt-netperf-72cpu"
+    madvise_profile: str = "hahn-madvise-40cpu"
     #: TOST margin and equivalence band, in % of the "before" mean: verdict_003's default.
     margin_pct: float = 2.0
     cost: CostParams = field(default_factory=CostParams)

@@ -298,7 +298,7 @@ class LayoutParams:
     sweep_seeds: int = 3
     #: the machine profile the hardware priors come from: a shipped profile's name
     #: (data/hardware/profiles) or a profile file's path.
-    profile: str = "seed004-176cpu-1socket"
+    profile: str = "lkp-mremap-176cpu-1socket"
     #: points of the quasi-random propagation (a power of 2).
     samples: int = 1024
     #: NR_MEMCG_STOCK values for the slots-per-line table.
@@ -324,7 +324,7 @@ class LayoutParams:
     @classmethod
     def from_notebook(cls, quick: bool = False, seeds: int = 5, duration: float = 0.05,
                       cpu_hz: float = 2.5e9, c2c_cycles: float = 150.0,
-                      profile: str = "seed004-176cpu-1socket", samples: int = 1024
+                      profile: str = "lkp-mremap-176cpu-1socket", samples: int = 1024
                       ) -> LayoutParams:
         """From the notebook's parameters; ``quick`` is 2 seeds of 10 ms, a 4-rate sweep
         of 5 ms streams over 2 seeds, and 256 propagation points."""

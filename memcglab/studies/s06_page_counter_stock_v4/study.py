@@ -73,7 +73,7 @@ class V4Params:
     #: machine profiles: shipped names (data/hardware/profiles) or profile files' paths;
     #: the netperf thread's 72-CPU box and a two-socket 224-thread server of the size
     #: regression farms use.
-    machines: tuple[str, ...] = ("seed000-72cpu", "lkp-2s-224t-spr")
+    machines: tuple[str, ...] = ("butt-netperf-72cpu", "lkp-2s-224t-spr")
     #: messages (transactions, sends, faults) per trace: enough that the per-message
     #: counts settle to a few digits.
     size: int = 50_000

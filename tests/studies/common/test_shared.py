@@ -32,7 +32,7 @@ def test_sources_are_named_as_their_readers_know_them():
 
 def test_the_published_throughput_constrains_netperf_work_on_its_machine_only(monkeypatch):
     monkeypatch.setattr(constraints, "calibrated", lambda *a, **k: None)
-    box = load_profile("seed000-72cpu")
+    box = load_profile("butt-netperf-72cpu")
     p = constraints.netperf_other_cycles(box)
     wide = box.priors["other_cycles_per_packet"]
     assert wide.low < p.low < p.typical < p.high < wide.high

@@ -174,9 +174,9 @@ def test_the_accounting_share_is_a_share_and_its_row_says_how_it_was_made_a_numb
 
 def test_a_profile_path_prices_the_charge_path_and_a_bad_one_names_its_field(tmp_path):
     from memcglab.hardware import hardware_dir
-    src = hardware_dir() / "profiles" / "seed000-72cpu.toml"
+    src = hardware_dir() / "profiles" / "butt-netperf-72cpu.toml"
     copy = tmp_path / "probed.toml"
-    copy.write_text(src.read_text().replace('name = "seed000-72cpu"', 'name = "probed"'))
+    copy.write_text(src.read_text().replace('name = "butt-netperf-72cpu"', 'name = "probed"'))
     p = netperf_study.NetperfParams.from_notebook(quick=True, profile=str(copy))
     assert netperf_counts.cost_params(p.profile) == netperf_counts.cost_params()
     bad = tmp_path / "bad.toml"

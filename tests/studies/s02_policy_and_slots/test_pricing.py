@@ -11,7 +11,7 @@ from memcglab.hardware import load_profile
 from memcglab.studies.s02_policy_and_slots import pricing as pp
 from memcglab.uncertainty import CoefficientTable
 
-PROFILE = load_profile("seed000-72cpu")
+PROFILE = load_profile("butt-netperf-72cpu")
 ALTS = {"placement": ("spread",), "release": ("task",)}
 
 

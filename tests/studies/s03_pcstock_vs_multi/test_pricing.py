@@ -16,7 +16,7 @@ from memcglab.studies.s03_pcstock_vs_multi.pricing import (
 )
 from memcglab.uncertainty import at_fixed
 
-PROFILE = load_profile("seed000-72cpu")
+PROFILE = load_profile("butt-netperf-72cpu")
 ONE = {"release": ("task",), "placement": ("spread",), "migrate": ("independent",)}
 
 

@@ -106,7 +106,7 @@ def test_params_validate_and_quick_shrinks():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"profile": "no-such-box"}, "hardware profile 'no-such-box': no file .*seed004-176cpu"),
+    ({"profile": "no-such-box"}, "hardware profile 'no-such-box': no file .*lkp-mremap-176cpu-1socket"),
     ({"seeds": "3"}, "seeds='3': must be an integer between 1 and 100"),
     ({"seeds": 2.5}, "seeds=2.5: must be an integer between 1 and 100"),
     ({"sweep_seeds": 0}, "sweep_seeds=0: must be an integer between 1 and 100"),
@@ -208,8 +208,8 @@ def test_a_value_that_saturates_the_line_is_marked_infeasible(results):
 def test_a_profile_file_prices_the_study(tmp_path, results):
     from memcglab.hardware import hardware_dir
     copy = tmp_path / "probed.toml"
-    text = (hardware_dir() / "profiles" / "seed004-176cpu-1socket.toml").read_text()
-    copy.write_text(text.replace('name = "seed004-176cpu-1socket"', 'name = "probed"'))
+    text = (hardware_dir() / "profiles" / "lkp-mremap-176cpu-1socket.toml").read_text()
+    copy.write_text(text.replace('name = "lkp-mremap-176cpu-1socket"', 'name = "probed"'))
     p = ls.LayoutParams(profile=str(copy), samples=64)
     got = ls.priced(results.sweep, SMALL.cpus, load_profile(p.profile), p.samples)
     assert got["regression"].low <= got["regression"].high

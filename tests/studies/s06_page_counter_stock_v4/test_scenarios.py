@@ -22,7 +22,7 @@ def test_the_files_are_every_workload_on_both_machines_for_both_pairs():
         workload, machine, pair = f.stem.split("-")
         sc = load_scenario(f)
         assert (sc.base.model, sc.new.model) == scenarios.PAIRS[pair], f
-        assert sc.machine.profile == {"72cpu": "seed000-72cpu", "224t": "lkp-2s-224t-spr"}[machine]
+        assert sc.machine.profile == {"72cpu": "butt-netperf-72cpu", "224t": "lkp-2s-224t-spr"}[machine]
         seen.add((workload, machine, pair))
     assert {w for w, _, _ in seen} == set(CASES)
     assert len(seen) == 32
@@ -40,7 +40,7 @@ def test_a_regenerated_row_is_memcglab_predicts_answer(tmp_path):
         for f in ("walks_per_op", "charges_per_op", "uncharges_per_op", "bottleneck"):
             assert row[f"{k}_{f}"] == out[k][f]
     assert row["calibration"] == out["calibration"] and row["calibration"].startswith("default:")
-    assert (row["workload"], row["machine"], row["pair"]) == ("tcp_rr", "seed000-72cpu",
+    assert (row["workload"], row["machine"], row["pair"]) == ("tcp_rr", "butt-netperf-72cpu",
                                                               "multi_vs_v4")
     pd.testing.assert_frame_equal(scenarios.regenerate([path], points=16), frame)
     scenarios.write_predictions(frame, tmp_path / "out")

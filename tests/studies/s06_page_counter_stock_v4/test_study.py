@@ -14,7 +14,7 @@ from memcglab.studies.s06_page_counter_stock_v4 import study as v4_study
 from memcglab.studies.s06_page_counter_stock_v4 import views as v4_views
 from memcglab.studies.s06_page_counter_stock_v4.counts import CASES, count_runs
 
-MACHINE = "seed000-72cpu"
+MACHINE = "butt-netperf-72cpu"
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +124,7 @@ def test_quick_study_end_to_end(tmp_path):
     text = v4_claims.conclusion(pred, stale_runs, tost, p)
     assert "tcp_rr" in text and "madvise" in text and "loss beyond 2% on" in text
     s = v4_claims.summary(rates, pred, stale_runs, tost)
-    assert s["change_pct_tcp_rr_seed000_72cpu_multi_vs_v4"] < 0 and s["predictions"] == 3
+    assert s["change_pct_tcp_rr_butt_netperf_72cpu_multi_vs_v4"] < 0 and s["predictions"] == 3
     cfg, per = v4_study.memcg_detail(p)
     assert set(per["model"]) == {"multi", "pcstock-v4"} and per["memcg"].min() > 1
     assert v4_claims.comparison(pred, tost, p.margin_pct).empty  # no madvise file chosen
