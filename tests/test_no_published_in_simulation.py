@@ -3,9 +3,10 @@
 Simulation, workload, engine, layout, cost, pricing, scenario and calibration modules
 must not import ``memcglab.published``, ``memcglab.stats`` or ``memcglab.validation``
 (which read published and development-set measurements), or ``memcglab.sources`` (the
-mail threads they were transcribed from), directly or through another
-memcglab module, nor name the data/published, data/validation or data/sources directories. Checked statically
-over the source with ast, so a module that does not import cleanly yet is still checked.
+mail threads they were transcribed from), directly or through another memcglab module,
+nor name the data/published, data/validation or data/sources directories. Checked
+statically over the source with ast, so a module that does not import cleanly yet is
+still checked.
 """
 
 from __future__ import annotations

@@ -75,7 +75,8 @@ def test_a_plugin_that_cannot_be_imported_is_named():
     ({"slots": 0}, "slots=0: must be between 1 and 255"),
     ({"seeds": 1}, "seeds=1: must be between 2"),
     ({"mixes": ("zipf", "pareto")}, "unknown pareto; valid: uniform"),
-    ({"profile": "cray-1"}, "hardware profile 'cray-1': no file .*; shipped profiles: .*butt-netperf-72cpu"),
+    ({"profile": "cray-1"},
+     "hardware profile 'cray-1': no file .*; shipped profiles: .*butt-netperf-72cpu"),
     ({"samples": 100}, "samples=100: must be a power of 2"),
     ({"windows": (0,)}, r"windows=\(0,\)"),
 ])

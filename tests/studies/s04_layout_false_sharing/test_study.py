@@ -106,7 +106,8 @@ def test_params_validate_and_quick_shrinks():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"profile": "no-such-box"}, "hardware profile 'no-such-box': no file .*lkp-mremap-176cpu-1socket"),
+    ({"profile": "no-such-box"},
+     "hardware profile 'no-such-box': no file .*lkp-mremap-176cpu-1socket"),
     ({"seeds": "3"}, "seeds='3': must be an integer between 1 and 100"),
     ({"seeds": 2.5}, "seeds=2.5: must be an integer between 1 and 100"),
     ({"sweep_seeds": 0}, "sweep_seeds=0: must be an integer between 1 and 100"),

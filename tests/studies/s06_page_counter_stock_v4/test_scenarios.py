@@ -22,7 +22,8 @@ def test_the_files_are_every_workload_on_both_machines_for_both_pairs():
         workload, machine, pair = f.stem.split("-")
         sc = load_scenario(f)
         assert (sc.base.model, sc.new.model) == scenarios.PAIRS[pair], f
-        assert sc.machine.profile == {"72cpu": "butt-netperf-72cpu", "224t": "lkp-2s-224t-spr"}[machine]
+        profile = {"72cpu": "butt-netperf-72cpu", "224t": "lkp-2s-224t-spr"}[machine]
+        assert sc.machine.profile == profile
         seen.add((workload, machine, pair))
     assert {w for w, _, _ in seen} == set(CASES)
     assert len(seen) == 32
