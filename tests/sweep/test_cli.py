@@ -10,6 +10,7 @@ import pytest
 
 from memcglab.cli import main
 from memcglab.models import KERNEL_VERSIONS
+from memcglab.resources import notebooks_dir
 
 from .conftest import SWEEP_NOTEBOOK, make_notebook, read_run
 
@@ -41,6 +42,8 @@ def sweep(*args: str) -> int:
     ([DECLARED, "-p", "policy", "random,lru"], "policy: sweep_declared.ipynb does not let a "
                                                "sweep set it: every run compares random and LRU"),
     ([NB, "--kernel", "nope"], "--kernel nope: no such Jupyter kernel; valid: python3"),
+    ([str(notebooks_dir() / "02_policy_and_slots.ipynb"), "-p", "profile", "cray-1"],
+     "profile=cray-1: hardware profile 'cray-1': no file "),
 ])
 def test_mistakes_exit_2_with_one_clear_line_and_write_nothing(
         tmp_path, capsys, monkeypatch, args, message):
