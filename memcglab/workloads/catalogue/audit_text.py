@@ -196,10 +196,11 @@ CHANGES = """\
   header (one node per socket) are new; so are TCP_SENDFILE, TCP_MAERTS,
   SCTP_STREAM_MANY, lat_tcp, bw_tcp, lat_unix and both hackbench modes.
 - **`netperf_rx`** stays the stylised receive mix the studies vary (its whole-message
-  charges, its release and interleave axes); the benchmark seed 000 ran, `netperf -6
-  -t TCP_SENDFILE -- -m 10K`, is the catalogue's netperf TCP_SENDFILE. **`madvise_fault`**
-  is unchanged byte for byte: its loop moved into `fault_release_ops`, which the
-  catalogue's madvise test uses with the contract's layouts.
+  charges, its release and interleave axes); the benchmark the multi-memcg thread ran,
+  `netperf -6 -t TCP_SENDFILE -- -m 10K`, is the catalogue's netperf TCP_SENDFILE.
+  **`madvise_fault`** is unchanged byte for byte: its loop moved into
+  `fault_release_ops`, which the catalogue's madvise test uses with the contract's
+  layouts.
 """
 
 DIFFERENCES = """\
