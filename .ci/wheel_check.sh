@@ -5,7 +5,7 @@
 #
 # usage: .ci/wheel_check.sh WORKDIR
 # Leaves WORKDIR/dist (the wheel), WORKDIR/venv, and WORKDIR/results (the output of
-# `memcglab reproduce --quick`, whose executed notebooks .ci/docs.sh renders).
+# `memcglab reproduce --quick --only 05`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(realpath -m "${1:?usage: .ci/wheel_check.sh WORKDIR}")
@@ -46,9 +46,11 @@ run=$(mktemp -d)
 cd "$run"
 export PATH="$work/venv/bin:$PATH"
 
-step "memcglab reproduce --quick (in $run)"
-memcglab reproduce --quick --no-progress --out "$work/results"
-test -f "$work/results/report.md"
+# One study from the installed wheel proves the packaged notebooks, data and engine; the
+# test suite reproduces every study (quick) from the checkout, and CI's docs render that.
+step "memcglab reproduce --quick --only 05 (in $run)"
+memcglab reproduce --quick --only 05 --no-progress --out "$work/results"
+test -f "$work/results/report.md" && test -f "$work/results/05_history/result.json"
 took
 
 step "memcglab notebooks"
