@@ -51,7 +51,8 @@ class UsageError(Exception):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``memcglab reproduce``."""
     parser.add_argument("--quick", action="store_true",
-                        help="run every notebook with quick=True (CI-sized; about a minute)")
+                        help="run every notebook with quick=True (CI-sized; about two "
+                             "minutes on 2 cores)")
     parser.add_argument("--out", type=Path, default=Path("results"),
                         help="output directory (default: ./results)")
     parser.add_argument("--notebooks", type=Path, default=NOTEBOOKS_DIR,
