@@ -64,8 +64,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in [
           PAGE_COUNTER_STOCK, "2026"),
     Entry("vmpressure", "reclaim-pressure state embedded in mem_cgroup", VMPRESSURE,
           "blamed"),
-    Entry("mem_cgroup", "struct mem_cgroup from memory on (seed 004's part)", MEM_CGROUP,
-          "blamed"),
+    Entry("mem_cgroup", "struct mem_cgroup from memory on (the false-sharing fix's part)",
+          MEM_CGROUP, "blamed"),
 ]}
 
 #: The config options the catalogue's texts test, with what they change.

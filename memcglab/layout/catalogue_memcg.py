@@ -116,7 +116,8 @@ PAGE_COUNTER: dict[str, EraText] = {
                      "one flat group, no padding"),
     "v6.16": EraText(PAGE_COUNTER_MODERN, "linux-mm/linux-mm include/linux/page_counter.h "
                      "05bbc79d75c3 without the E5 fields", "three cacheline groups"),
-    "rfc-2026-04": EraText(_PCS_RFC + PAGE_COUNTER_MODERN, "seed 003 RFC 1/8 "
+    "rfc-2026-04": EraText(_PCS_RFC + PAGE_COUNTER_MODERN, "RFC 1/8 of Joshua Hahn's "
+                           "page_counter stock "
                            "(20260410210742.550489-2-joshua.hahnjy@gmail.com)",
                            "modern + per-CPU stock pointer and batch (E5 RFC)",
                            defines=_STOCK_DEF),
@@ -126,7 +127,7 @@ PAGE_COUNTER: dict[str, EraText] = {
 }
 
 PAGE_COUNTER_STOCK: dict[str, EraText] = {
-    "rfc-2026-04": EraText(_PCS_RFC, "seed 003 RFC 1/8 "
+    "rfc-2026-04": EraText(_PCS_RFC, "RFC 1/8 of Joshua Hahn's page_counter stock "
                            "(20260410210742.550489-2-joshua.hahnjy@gmail.com)",
                            "local_trylock_t + unsigned long", "alloc_percpu"),
     "2026": EraText(_PCS_V4, "linux-mm/linux-mm include/linux/page_counter.h 05bbc79d75c3 "
@@ -179,7 +180,8 @@ VMPRESSURE: dict[str, EraText] = {
     "parent": EraText(VMPRESSURE_OLD, "torvalds/linux include/linux/vmpressure.h 0b77b9706662 "
                       "with the 2026 first_waiter mutex (torvalds/linux "
                       "include/linux/mutex_types.h 25500ba7e77c)",
-                      "all fields, 24-byte mutex: the 112 of seed 004"),
+                      "all fields, 24-byte mutex: the 112 of Usama Arif's "
+                      "changelog"),
     "blamed": EraText(VMPRESSURE_2026, "linux-mm/linux-mm include/linux/vmpressure.h "
                       "0ffe53f2d13c (ea928e9e18da)", "v1 fields under CONFIG_MEMCG_V1"),
 }
@@ -311,7 +313,8 @@ struct mem_cgroup {
 };
 """
 
-_SEED004 = "seed 004 (Usama Arif, 17 Aug 2026)"
+_SEED004 = ("mm/memcontrol: avoid false sharing between vmstats and events (Usama Arif, "
+            "17 Aug 2026)")
 MEM_CGROUP: dict[str, EraText] = {
     "parent": EraText(PAGE_COUNTER_MODERN + VMPRESSURE_OLD + _MEM_CGROUP,
                       "intel-lab-lkp/linux include/linux/memcontrol.h 0280fc343c7a + "

@@ -114,11 +114,13 @@ struct memcg_stock_pcp {
 
 #: era -> C text, source, summary, per-CPU definition
 MEMCG_STOCK: dict[str, EraText] = {
-    "v6.14": EraText(_E0, "torvalds/linux mm/memcontrol.c 5458985533ba (field order); seed 000 "
-                     "context lines", "single memcg, local_lock_t (E0)", "DEFINE_PER_CPU"),
+    "v6.14": EraText(_E0, "torvalds/linux mm/memcontrol.c 5458985533ba (field order); the "
+                     "multi-memcg patch's context lines", "single memcg, local_lock_t (E0)",
+                     "DEFINE_PER_CPU"),
     "v6.15": EraText(_E1, "Alexei Starovoitov, local_trylock_t patch (Apr 2025, v6.15)",
                      "single memcg, local_trylock_t (E1)", "DEFINE_PER_CPU"),
-    "2025-04": EraText(_E2, "seed 000: 20250416180229.2902751-1-shakeel.butt@linux.dev + fix 4",
+    "2025-04": EraText(_E2, "multi-memcg percpu charge cache: "
+                       "20250416180229.2902751-1-shakeel.butt@linux.dev + fix 4",
                        "7-slot multi stock before the memcg/obj split (E2)",
                        "DEFINE_PER_CPU, DEFINE_PER_CPU_ALIGNED from fix 4"),
     "v6.16": EraText(_E3, "6952350/linux-6.18.y mm/memcontrol.c 312d9602fe3e",

@@ -48,7 +48,7 @@ def test_list_names_every_struct_with_sizes_and_sources(capsys):
     assert rc == 0 and err == ""
     assert re.search(r"2025-04\s+136 bytes \(0x88\)", out)
     for needle in ("memcg_stock_pcp", "obj_stock_pcp", "page_counter_stock", "vmpressure",
-                   "mem_cgroup", "source: seed 000"):
+                   "mem_cgroup", "source: multi-memcg percpu charge cache: 20250416180229"):
         assert needle in out
 
 

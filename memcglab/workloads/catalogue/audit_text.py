@@ -80,8 +80,9 @@ TEST_NOTES: dict[tuple[str, str], str] = {
         "`len =`) sends `send_size` bytes of a file per `sendfile()`; `do_splice_direct` -> "
         "`splice_to_socket` -> `sock_sendmsg(MSG_SPLICE_PAGES)`: the same schedule and "
         "charge per piece as TCP_STREAM, from page-cache pages, so pieces end only at send "
-        "and skb boundaries. Seed 000 ran this test with `-m 10K` over IPv6, and the robot's "
-        "`jobs/netperf.yaml` passes `send_size: 10K` to it (and to SCTP_STREAM_MANY)."),
+        "and skb boundaries. The multi-memcg thread ran this test with `-m 10K` over "
+        "IPv6, and the robot's `jobs/netperf.yaml` passes `send_size: 10K` to it (and to "
+        "SCTP_STREAM_MANY)."),
     ("netperf", "TCP_MAERTS"): (
         "TCP_STREAM reversed: the netserver child sends, the netperf client reads. "
         "`send_size` is what netserver sends: netperf's `-m ,X` (`remote_send_size_req`); "
