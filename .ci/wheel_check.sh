@@ -49,7 +49,8 @@ export PATH="$work/venv/bin:$PATH"
 # One study from the installed wheel proves the packaged notebooks, data and engine; the
 # test suite reproduces every study (quick) from the checkout, and CI's docs render that.
 step "memcglab reproduce --quick --only 05 (in $run)"
-memcglab reproduce --quick --only 05 --no-progress --out "$work/results"
+# (--timeout: a fresh install compiles the engine first, about 100 s, beside CI's tests)
+memcglab reproduce --quick --only 05 --no-progress --timeout 900 --out "$work/results"
 test -f "$work/results/report.md" && test -f "$work/results/05_history/result.json"
 took
 
@@ -71,7 +72,7 @@ python -c 'import json, sys
 [p] = json.load(open("predicted.json"))
 missing = {"change_pct", "base", "new", "calibration"} - set(p)
 assert not missing, f"predict output lacks {missing}: {sorted(p)}"
-assert "page_counter_try_charge" in p["new"]["profile"], p["new"]
+assert "page_counter_try_charge" in p["new"]["profile"], p["new"]'
 took
 
 step "python -m memcglab --version"
