@@ -64,17 +64,6 @@ trace=$(python -c 'from memcglab.resources import example_trace; print(example_t
 memcglab replay "$trace" --model multi --check
 took
 
-step "memcglab predict on a shipped scenario file (the scenario contract's output)"
-scenario=$(python -c 'from memcglab.resources import data_dir
-print(data_dir() / "scenarios/study06/udp_rr-72cpu-multi_vs_v4.toml")')
-memcglab predict "$scenario" --points 64 --out predicted.json
-python -c 'import json, sys
-[p] = json.load(open("predicted.json"))
-missing = {"change_pct", "base", "new", "calibration"} - set(p)
-assert not missing, f"predict output lacks {missing}: {sorted(p)}"
-assert "page_counter_try_charge" in p["new"]["profile"], p["new"]'
-took
-
 step "python -m memcglab --version"
 python -m memcglab --version
 took
