@@ -21,7 +21,7 @@ from pathlib import Path
 
 from memcglab.scenario.predict import DEFAULT_POINTS, MAX_POINTS
 
-__all__ = ["QUICK_POINTS", "add_arguments", "run"]
+__all__ = ["QUICK_POINTS", "add_arguments", "markdown_table", "run"]
 
 #: points per prediction with --quick (CI): a coarser band, the same calibrations
 QUICK_POINTS = 64
@@ -37,6 +37,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--calibrate", metavar="FILE",
                         help="fit one calibration on every case and write it to FILE")
+
+
+def markdown_table(frame) -> str:
+    """``frame`` (its index first) as a Markdown table, without pandas' ``to_markdown``,
+    which needs the optional ``tabulate`` package that memcglab does not depend on.
+
+    >>> import pandas as pd
+    >>> print(markdown_table(pd.DataFrame({"cases": [3, 1], "coverage": [0.5, float("nan")]},
+    ...                                   index=pd.Index(["a", "b"], name="method"))))
+    | method | cases | coverage |
+    |---|---|---|
+    | a | 3 | 0.5 |
+    | b | 1 | nan |
+    """
+    head = [str(frame.index.name or ""), *map(str, frame.columns)]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for index, values in zip(frame.index, frame.itertuples(index=False), strict=True):
+        rows.append("| " + " | ".join(str(v) for v in (index, *values)) + " |")
+    return "\n".join(rows)
 
 
 def _atomic(path: Path, write) -> None:
@@ -98,13 +117,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     table = summary(frame)
     profiles = profile_frame(frame)
-    print("# Leave-one-source-out scoreboard\n")
-    print(case_table(frame))
-    print("\n## Summary\n")
-    print(table.round(3).to_markdown() if hasattr(table, "to_markdown") else table.round(3))
-    if len(profiles):
-        print("\n## Profiles: measured vs predicted share of cycles (%)\n")
-        print(profiles.round(2).to_string(index=False))
+    # the files first: a failure while printing (a closed pipe) must not lose the run
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         board = frame.drop(columns=["_profile"])
@@ -116,5 +129,13 @@ def run(args: argparse.Namespace) -> int:
         for source, fold in folds.items():
             _atomic(out / f"calibration-without-{source}.json",
                     lambda p, f=fold: p.write_text(dump_calibration(f.calibration)))
+    print("# Leave-one-source-out scoreboard\n")
+    print(case_table(frame))
+    print("\n## Summary\n")
+    print(markdown_table(table.round(3)))
+    if len(profiles):
+        print("\n## Profiles: measured vs predicted share of cycles (%)\n")
+        print(profiles.round(2).to_string(index=False))
+    if out is not None:
         print(f"\nwritten to {out}", file=sys.stderr)
     return 0
