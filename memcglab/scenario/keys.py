@@ -18,16 +18,50 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memcglab import registry
 from memcglab.models import BATCH_MAX
 from memcglab.models import MODEL_NAMES as REPLAY_MODELS
 from memcglab.workloads.catalogue.spec import FAMILIES as CATALOGUE_FAMILIES
 from memcglab.workloads.catalogue.spec import LAYOUTS, MAX_INSTANCES, keys_of
 
 __all__ = ["DESIGN_KEYS", "FAMILIES", "LAYOUTS", "MACHINE_FAMILIES", "MODEL_NAMES",
+           "compiled_problem", "design_models",
            "WORKLOAD_TESTS", "KeySpec", "workload_keys", "MAX_INSTANCES"]
 
 #: the designs' models: the replay contract's, without the historic multi-fix2, plus none
+#: (as registered when this module was imported; :func:`design_models` is the live list)
 MODEL_NAMES: tuple[str, ...] = ("none", *(m for m in REPLAY_MODELS if m != "multi-fix2"))
+
+
+def compiled_problem(name: str) -> str | None:
+    """Why the scenario model cannot count registered model ``name``, or None when it can.
+
+    Every kernel of a scenario is counted by the compiled engine
+    (:class:`memcglab.engine.Engine`, fed chunk by chunk), so a model needs a compiled
+    twin the engine has by name, with a victim policy that has one too; a model that
+    brings a replay function of its own runs through ``replay_compiled`` only.
+
+    >>> compiled_problem("multi") is None
+    True
+    """
+    entry = registry.model(name)
+    if entry.compiled is None:
+        return "has no compiled implementation"
+    if not isinstance(entry.compiled, str):
+        return ("brings a compiled replay function of its own, which runs whole traces "
+                "only, not the scenario model's chunked engine")
+    pol = registry.resolve_policy(name, None)
+    if pol is not None and pol.compiled is None:
+        return f"runs victim policy {pol.name!r}, which has no compiled implementation"
+    return None
+
+
+def design_models() -> tuple[str, ...]:
+    """The models a ``[base]`` or ``[new]`` table may name, now: ``none``, then every
+    registered model but the historic ``multi-fix2`` that the compiled engine counts
+    (plugins included, :func:`compiled_problem`), in registration order."""
+    return ("none", *(m for m in registry.MODEL_NAMES
+                      if m != "multi-fix2" and compiled_problem(m) is None))
 MACHINE_FAMILIES: tuple[str, ...] = (
     "sapphire-rapids", "emerald-rapids", "ice-lake", "cooper-lake", "cascade-lake",
     "skylake", "haswell", "zen2", "zen3", "zen4", "generic")
