@@ -2,7 +2,13 @@
 
 Files and captions are :mod:`memcglab.plots`' job (``plots.finish``); this module only
 starts figures in the studies' theme (:func:`memcglab.plots.set_theme`) and keeps the
-model and policy colours the same in every study.
+model and policy colours the same in every study. A model or policy a plugin registers
+(``docs/extending.md``) has no fixed colour: :func:`policy_palette` and
+:func:`model_palette` give each such name one of the colour-blind palette's colours no
+fixed name uses, in the names' sorted order, so the same names get the same colours.
+
+>>> policy_palette(["lru", "fewest", "random"])
+{'lru': '#d55e00', 'random': '#0173b2', 'fewest': '#de8f05'}
 
 >>> import matplotlib.pyplot as plt
 >>> fig, ax = new_figure(1, 2)
@@ -13,11 +19,15 @@ model and policy colours the same in every study.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import matplotlib.pyplot as plt
+import seaborn as sns
 
 from memcglab.plots import set_theme
 
-__all__ = ["MODEL_PALETTE", "POLICY_PALETTE", "new_figure"]
+__all__ = ["MODEL_PALETTE", "POLICY_PALETTE", "model_palette", "new_figure", "palette",
+           "policy_palette"]
 
 #: one colour per stock model, the same in every study (seaborn's colour-blind palette)
 MODEL_PALETTE = {"single": "#949494", "multi": "#0173b2", "multi-rr": "#029e73",
@@ -26,6 +36,31 @@ MODEL_PALETTE = {"single": "#949494", "multi": "#0173b2", "multi-rr": "#029e73",
 #: one colour per victim policy: the colour of the model that runs it
 POLICY_PALETTE = {"random": MODEL_PALETTE["multi"], "rr": MODEL_PALETTE["multi-rr"],
                   "lru": MODEL_PALETTE["multi-lru"]}
+
+
+def palette(names: Iterable[str], fixed: Mapping[str, str]) -> dict[str, str]:
+    """A colour for each of ``names``: its colour in ``fixed``, or, for the others in
+    sorted order, the colour-blind palette's colours that ``fixed`` does not use, then
+    (past those) evenly spaced hues. The same names always get the same colours."""
+    names = [str(n) for n in dict.fromkeys(names)]
+    extra = sorted(n for n in names if n not in fixed)
+    used = set(fixed.values())
+    spare = [c for c in sns.color_palette("colorblind").as_hex() if c not in used]
+    if len(extra) > len(spare):
+        spare += [c for c in sns.color_palette("husl", len(extra)).as_hex() if c not in used]
+    out = {n: fixed[n] for n in names if n in fixed}
+    out.update(zip(extra, spare, strict=False))
+    return out
+
+
+def policy_palette(names: Iterable[str]) -> dict[str, str]:
+    """Colours for victim policies ``names``: :data:`POLICY_PALETTE`'s, then :func:`palette`'s."""
+    return palette(names, POLICY_PALETTE)
+
+
+def model_palette(names: Iterable[str]) -> dict[str, str]:
+    """Colours for stock models ``names``: :data:`MODEL_PALETTE`'s, then :func:`palette`'s."""
+    return palette(names, MODEL_PALETTE)
 
 
 def new_figure(rows: int, cols: int, width: float = 5.0, height: float = 3.6,

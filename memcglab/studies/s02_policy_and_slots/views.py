@@ -11,7 +11,7 @@ import pandas as pd
 import seaborn as sns
 
 from memcglab.published import load
-from memcglab.studies.common.figures import POLICY_PALETTE, new_figure
+from memcglab.studies.common.figures import new_figure, policy_palette
 from memcglab.studies.s02_policy_and_slots.study import NETPERF, PolicyParams, second_line
 from memcglab.studies.s02_policy_and_slots.verdict import PolicyResults, mix_label
 from memcglab.uncertainty import sensitivity_figure
@@ -40,6 +40,7 @@ def figure_active(r: PolicyResults, p: PolicyParams):
 def figure_policies(df: pd.DataFrame, p: PolicyParams):
     """Walks per 1000 charges vs active memcgs per CPU, per CPU count, mix and policy."""
     syn = df[(df["workload"] == "synthetic") & (df["slots"] == p.slots)]
+    colours = policy_palette(df["policy"].unique())  # a plugin's policies too
     fig, ax = new_figure(len(p.cpus), len(p.mixes), width=4.2, height=3.0, sharex=True,
                          sharey=True, squeeze=False)
     for i, cpus in enumerate(p.cpus):
@@ -47,7 +48,7 @@ def figure_policies(df: pd.DataFrame, p: PolicyParams):
             a = ax[i, j]
             sns.lineplot(syn[(syn["mix"] == mix) & (syn["cpus"] == cpus)], x="active",
                          y="walks_per_1000", hue="policy", style="policy",
-                         palette=POLICY_PALETTE, markers=True, errorbar="sd", ax=a,
+                         palette=colours, markers=True, errorbar="sd", ax=a,
                          legend=i == j == 0)
             a.axvline(p.slots, color="k", ls=":", lw=1)
             a.set_xscale("log", base=2)
@@ -65,7 +66,8 @@ def figure_slots(df: pd.DataFrame, p: PolicyParams, r: PolicyResults):
     fig, ax = new_figure(1, 3)
     net = df[(df["workload"] == NETPERF) & df["default"]]
     sns.lineplot(net, x="slots", y="cycles_per_op", hue="policy", style="policy",
-                 palette=POLICY_PALETTE, markers=True, errorbar="sd", ax=ax[0])
+                 palette=policy_palette(df["policy"].unique()), markers=True, errorbar="sd",
+                 ax=ax[0])
     for edge in (one, two):
         ax[0].axvline(edge + 0.5, color="k", ls=":", lw=1)
     ax[0].xaxis.get_major_locator().set_params(integer=True)
