@@ -89,6 +89,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(f"error: {exc}", 2)
     if args.engine == "compiled":
+        from memcglab.engine import native
+
+        try:  # the C core, built on first use: a missing or failing compiler is exit 2
+            if not callable(registry.model(args.model).compiled):  # a plugin's own engine
+                native.load()
+        except native.BuildError as exc:
+            return _fail(f"error: {exc}; use --engine faithful", 2)
         # The compiled reader gives the same trace and the same errors, vectorised.
         from memcglab.engine import replay_compiled as replay_fn
         from memcglab.engine.textread import read_trace_fast as reader

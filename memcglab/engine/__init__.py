@@ -1,4 +1,4 @@
-"""memcglab.engine: a compiled (numba) engine that reproduces the faithful replay exactly.
+"""memcglab.engine: a compiled engine that reproduces the faithful replay exactly.
 
 Every replay model of the contract (``single``, ``multi``, ``multi-rr``,
 ``multi-lru``, ``multi-fix2``, ``pcstock``, ``pcstock-v4``) over the numpy trace form, with the
@@ -7,6 +7,17 @@ contract's JSON object as result, optional per-CPU/per-memcg event counts
 streaming for traces of any length, and a compiled reader of the text format.
 Differential tests hold it to ``memcglab.replay``, byte for byte.
 
+The replay is C: ``memcglab/engine/native/*.c`` port the kernel functions (one file
+per part of the charge path, beside ``memcglab/kernel/*.py``) over the arrays of
+:mod:`memcglab.engine.state`, and :mod:`memcglab.engine.native` builds them with the
+system C compiler (``$CC``, else ``gcc``, else ``cc``) the first time a compiled
+replay runs, about a second, into ``$MEMCGLAB_CACHE/engine`` (default
+``~/.cache/memcglab/engine``), then loads the library with ctypes. The text reader's
+scanner and validator are numba (:mod:`memcglab.engine.jit`). Without a working C
+compiler the compiled engine raises :class:`~memcglab.engine.native.BuildError`
+naming the problem (``memcglab replay --engine compiled``: one line, exit 2); the
+faithful replay needs no compiler.
+
 * :func:`replay_compiled` - a :class:`~memcglab.trace.Trace` in memory;
 * :func:`replay_chunks` / :class:`Engine` - an iterator of ``OP_DTYPE`` chunks;
 * :func:`replay_text` - a trace file streamed block by block;
@@ -14,7 +25,7 @@ Differential tests hold it to ``memcglab.replay``, byte for byte.
 
 The models and victim policies it runs are those of :mod:`memcglab.registry` whose
 entry names one of its compiled models (:data:`MODELS`) or victims
-(:data:`memcglab.engine.state.VICTIMS`, :mod:`memcglab.engine.victims`); ``policy=``
+(:data:`memcglab.engine.state.VICTIMS`, ``memcglab/engine/native/victims.c``); ``policy=``
 runs any of those victims in any ``multi*`` model, and a model or policy without a
 compiled implementation is refused by name (docs/extending.md).
 
@@ -38,7 +49,7 @@ Event conventions (``events=True``), where the kernel leaves a choice:
   each visited level whose usage another CPU wrote last;
 * ``uncharges`` / ``uncharges_direct`` count operations that released pages.
 
-``pcstock-v4`` (:mod:`memcglab.engine.pcstock_v4`) differs where its kernel code
+``pcstock-v4`` (``memcglab/engine/native/pcstock_v4.c``) differs where its kernel code
 does: each pass of a charge looks at this CPU's stock once (``slots_scanned``; a
 hit, ``miss_absent`` for an empty stock or ``miss_short``; never ``miss_bypass``);
 its drains are ``atomic_xchg`` calls run by the draining CPU, so ``drains`` and the
@@ -55,8 +66,9 @@ from memcglab.engine.engine import (
     replay_chunks,
     replay_compiled,
 )
+from memcglab.engine.native import BuildError
 from memcglab.engine.state import MODELS
 from memcglab.engine.textread import parse_text_fast, read_trace_fast, replay_text
 
-__all__ = ["Engine", "InvariantViolation", "MODELS", "check_args", "parse_text_fast",
+__all__ = ["BuildError", "Engine", "InvariantViolation", "MODELS", "check_args", "parse_text_fast",
            "read_trace_fast", "replay_chunks", "replay_compiled", "replay_text"]

@@ -1,13 +1,16 @@
-"""The engine's one numba decorator, and a guard against stale compiled caches.
+"""The numba decorator of the engine's trace reader, and a guard against stale numba caches.
+
+The replay itself is C (:mod:`memcglab.engine.native`); numba compiles only the text
+scanner (:mod:`memcglab.engine.scan`) and the chunk validator
+(:mod:`memcglab.engine.validate`), a few seconds from cold.
 
 ``kernel`` is ``numba.njit(cache=True)`` (compiled once, then loaded from the cache
-by every fresh process) without numba's reference counting (``_nrt=False``): the
-engine's compiled functions never allocate, and without the runtime numba passes
-arrays as plain borrowed arguments, whereas with it every call of a function with
-branches increments and decrements each array argument atomically, which cost
-more than the kernel code itself. ``_nrt`` is an underscore option of numba; if a
-numba release refuses it, ``kernel`` falls back to plain ``njit(cache=True)``:
-slower, identical results.
+by every fresh process) without numba's reference counting (``_nrt=False``): these
+functions never allocate, and without the runtime numba passes arrays as plain
+borrowed arguments, whereas with it every call of a function with branches
+increments and decrements each array argument atomically. ``_nrt`` is an underscore
+option of numba; if a numba release refuses it, ``kernel`` falls back to plain
+``njit(cache=True)``: slower, identical results.
 
 Numba checks a cached function against its own source file only, so a cached
 caller would keep running the old code of a callee edited in another module, or
@@ -27,7 +30,7 @@ import numba
 from numba import njit
 from numba.core.cpu import CPUTargetOptions
 
-__all__ = ["kernel", "hot", "drop_stale_caches"]
+__all__ = ["kernel", "drop_stale_caches"]
 
 _HERE = Path(__file__).resolve().parent
 
@@ -73,7 +76,3 @@ if hasattr(CPUTargetOptions, "_nrt"):
     _OPTIONS["_nrt"] = False
 
 kernel = njit(**_OPTIONS)
-#: ``kernel`` for the small functions of the per-operation path: inlined into their
-#: callers by numba itself, since a compiled call passes every array as a struct of
-#: several scalars and LLVM rarely inlines across numba's separately compiled functions.
-hot = njit(inline="always", **_OPTIONS)

@@ -107,8 +107,8 @@ def test_the_page_runs_from_top_to_bottom(page_dir: Path) -> None:
 
 def test_the_compiled_twin_the_page_quotes_is_the_engines() -> None:
     text = PAGE.read_text()
-    source = (ROOT / "memcglab" / "engine" / "victims.py").read_text()
-    quoted = re.search(r"```python\n(if policy == V_FEWEST:.*?)```", text, re.S).group(1)
+    source = (ROOT / "memcglab" / "engine" / "native" / "victims.c").read_text()
+    quoted = re.search(r"```c\n(if \(policy == V_FEWEST\).*?)```", text, re.S).group(1)
     assert all(line.strip() in source for line in quoted.splitlines())
     from memcglab.engine.state import VICTIMS
 

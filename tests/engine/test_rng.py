@@ -1,14 +1,20 @@
-"""The compiled splitmix64 stream and get_random_u32_below against pure-Python references."""
+"""The C core's splitmix64 stream and get_random_u32_below (memcglab/engine/native/rng.c,
+through its exported functions) against pure-Python references."""
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcglab.engine.rng import get_random_u32_below, new_state, splitmix64_next
+from memcglab.engine.native import get_random_u32_below, splitmix64_next
 from memcglab.kernel.random import RandomStream
 
 MASK = 2**64 - 1
+
+
+def new_state(seed: int) -> np.ndarray:
+    return np.array([seed], dtype=np.uint64)  # the engine's rng array (memcglab.engine.state)
 
 
 def reference_splitmix64(state: int) -> tuple[int, int]:
@@ -53,9 +59,13 @@ def test_a_single_slot_draws_nothing():
 
 
 def test_seed_out_of_range_is_refused():
+    from memcglab.engine import replay_compiled
+    from memcglab.trace import parse_text
+
+    trace = parse_text("memcglab-trace 1\ncpus 1\n")
     for bad in (-1, 2**64):
         try:
-            new_state(bad)
+            replay_compiled(trace, seed=bad)
         except ValueError as exc:
             assert "seed=" in str(exc)
         else:
