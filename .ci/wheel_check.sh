@@ -4,12 +4,14 @@
 # virtual environment, then run the user's commands in a new temporary directory.
 #
 # usage: .ci/wheel_check.sh WORKDIR
-# Leaves WORKDIR/dist (the wheel), WORKDIR/venv, and WORKDIR/results (the output of
-# `memcglab reproduce --quick --only 05`).
+# Leaves WORKDIR/dist (the wheel), WORKDIR/venv, WORKDIR/results (the output of
+# `memcglab reproduce --quick --only 05`), WORKDIR/predict.json (one shipped scenario's
+# prediction) and WORKDIR/validate (`memcglab validate --quick --out`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(realpath -m "${1:?usage: .ci/wheel_check.sh WORKDIR}")
-rm -rf "$work/src" "$work/dist" "$work/venv" "$work/results"
+rm -rf "$work/src" "$work/dist" "$work/venv" "$work/results" "$work/predict.json" \
+    "$work/validate" "$work/cache"
 mkdir -p "$work/src"
 
 step() { printf '\n== %s\n' "$*"; SECONDS=0; }
@@ -62,6 +64,39 @@ took
 step "memcglab replay on the shipped example trace"
 trace=$(python -c 'from memcglab.resources import example_trace; print(example_trace())')
 memcglab replay "$trace" --model multi --check
+took
+
+# The fold calibrations of validate are fitted afresh, as on a new user's machine.
+export MEMCGLAB_CACHE="$work/cache"
+
+step "memcglab predict on a shipped scenario file"
+scenario=$(python -c 'from memcglab.resources import data_dir
+print(data_dir() / "scenarios" / "study06" / "tcp_rr-72cpu-multi_vs_v4.toml")')
+memcglab predict "$scenario" > "$work/predict.json"
+python - "$work/predict.json" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, f"predict printed {len(lines)} lines, not one"
+out = json.loads(lines[0])
+keys = ["schema", "name", "file", "metric", "change_pct", "base", "new", "calibration",
+        "points", "seed", "memcglab"]
+assert list(out) == keys, f"predict's keys {list(out)} are not the contract's {keys}"
+kernel = ["ops_per_s", "walks_per_op", "charges_per_op", "uncharges_per_op", "profile",
+          "bottleneck"]
+for k in ("base", "new"):
+    assert list(out[k]) == kernel, f"predict's {k} keys {list(out[k])}"
+print(f"change {out['change_pct']}, calibration {out['calibration'][:20]}...")
+PY
+took
+
+step "memcglab validate --quick --out"
+python -c 'import importlib.util as u; print("tabulate importable:", u.find_spec("tabulate") is not None)'
+memcglab validate --quick --out "$work/validate" > "$work/validate.md"
+for f in scoreboard.parquet summary.csv profiles.parquet; do
+    test -s "$work/validate/$f" || { echo "validate wrote no $f" >&2; exit 1; }
+done
+ls "$work"/validate/calibration-without-*.json >/dev/null
+grep -q '^## Summary' "$work/validate.md"
 took
 
 step "python -m memcglab --version"
