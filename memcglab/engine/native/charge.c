@@ -71,7 +71,7 @@ static void drain_all_stock(const state *S, int64_t root, int64_t cpu, int neste
  * (not-in-irq: for irq charges; never: for every charge); the page_counter-stock
  * models apply it to their counter's greedy batch.
  */
-static inline int try_charge_memcg(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
+HOT int try_charge_memcg(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
 				   int nested, int irq)
 {
 	int pcstock, v4, no_refill, drained;

@@ -42,6 +42,12 @@ typedef struct {
 	int32_t nmc, nsl, npcpu, npcs, nev, nob, noc, nrn;
 } state;
 
+/*
+ * The functions numba inlined into their callers (@hot, njit(inline="always")): the
+ * per-operation path, inlined here too, whatever the compiler's size heuristics say.
+ */
+#define HOT static inline __attribute__((always_inline))
+
 #define G(i)		(S->g[(i)])
 #define MC(f, m)	(S->mc[(int64_t)(f) * S->nmc + (m)])
 #define SL(r, i)	(S->sl[(int64_t)(r) * S->nsl + (i)])

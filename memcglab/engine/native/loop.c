@@ -195,7 +195,7 @@ static void _obj_op(const state *S, int64_t o, int64_t m, int64_t nbytes, int64_
 }
 
 /* Fields of an OP_DTYPE row, which is packed: memcpy reads the unaligned ones. */
-static inline int32_t _row_i32(const unsigned char *p)
+HOT int32_t _row_i32(const unsigned char *p)
 {
 	int32_t v;
 
@@ -203,7 +203,7 @@ static inline int32_t _row_i32(const unsigned char *p)
 	return v;
 }
 
-static inline uint64_t _row_u64(const unsigned char *p)
+HOT uint64_t _row_u64(const unsigned char *p)
 {
 	uint64_t v;
 

@@ -24,7 +24,7 @@
  */
 
 /* The dense objcg of dense memcg m on cpu's node (current_obj_cgroup). */
-static inline int64_t objcg_of(const state *S, int64_t m, int64_t cpu)
+HOT int64_t objcg_of(const state *S, int64_t m, int64_t cpu)
 {
 	int64_t nodes = G(G_NODES);
 
@@ -32,7 +32,7 @@ static inline int64_t objcg_of(const state *S, int64_t m, int64_t cpu)
 }
 
 /* The eras whose obj stock has a local_trylock fail it inside a nested operation. */
-static inline int _trylock_fails(const state *S, int nested)
+HOT int _trylock_fails(const state *S, int nested)
 {
 	int64_t era = G(G_OBJERA);
 
@@ -133,7 +133,7 @@ static void obj_drain_all_cpu(const state *S, int64_t cpu, int64_t root, int nes
 }
 
 /* consume_obj_stock(): the first slot caching o, if it holds enough bytes. */
-static inline int _consume(const state *S, int64_t o, int64_t m, int64_t nbytes, int64_t cpu,
+HOT int _consume(const state *S, int64_t o, int64_t m, int64_t nbytes, int64_t cpu,
 			   int nested)
 {
 	if (!_trylock_fails(S, nested)) {
@@ -231,7 +231,7 @@ static void obj_uncharge(const state *S, int64_t o, int64_t nbytes, int64_t cpu,
 }
 
 /* __obj_cgroup_charge(): the pages a byte charge takes, PAGE_ALIGN(size) >> PAGE_SHIFT. */
-static inline int64_t obj_charge_miss_pages(int64_t nbytes)
+HOT int64_t obj_charge_miss_pages(int64_t nbytes)
 {
 	return (nbytes + PAGE_SIZE - 1) >> PAGE_SHIFT;
 }
@@ -243,7 +243,7 @@ static inline int64_t obj_charge_miss_pages(int64_t nbytes)
  * on success, calls obj_charge_done() (the page charge lives in charge.c, which comes
  * after this file).
  */
-static inline int obj_charge(const state *S, int64_t o, int64_t nbytes, int64_t cpu,
+HOT int obj_charge(const state *S, int64_t o, int64_t nbytes, int64_t cpu,
 			     int nested)
 {
 	count(S, E_OBJ_CGROUP_CHARGE, cpu, floor_div(o, G(G_NODES)), 1);

@@ -26,7 +26,7 @@
  */
 
 /* Count n events of kind e on cpu for dense memcg m (if events are on). */
-static inline void count(const state *S, int64_t e, int64_t cpu, int64_t m, int64_t n)
+HOT void count(const state *S, int64_t e, int64_t cpu, int64_t m, int64_t n)
 {
 	if (G(G_EVON)) {
 		EV(e, cpu) += n;
@@ -35,7 +35,7 @@ static inline void count(const state *S, int64_t e, int64_t cpu, int64_t m, int6
 }
 
 /* One walk: walks and walk_levels, and the same for its kernel function. */
-static inline void _walk_events(const state *S, int64_t e_calls, int64_t e_levels,
+HOT void _walk_events(const state *S, int64_t e_calls, int64_t e_levels,
 				int64_t cpu, int64_t m, int64_t levels)
 {
 	int64_t col = G(G_NCPUS) + m;
@@ -51,7 +51,7 @@ static inline void _walk_events(const state *S, int64_t e_calls, int64_t e_level
 }
 
 /* A write to c->usage by this CPU: a cacheline transfer if another CPU wrote it last. */
-static inline void _usage_written(const state *S, int64_t c, int64_t cpu)
+HOT void _usage_written(const state *S, int64_t c, int64_t cpu)
 {
 	if (G(G_EVON)) {
 		int64_t w = MC(F_LASTW, c);
@@ -68,7 +68,7 @@ static inline void _usage_written(const state *S, int64_t c, int64_t cpu)
  * page_counter_cancel(): take pages out of one counter; clamp and warn on underflow.
  * The kernel warns once (WARN_ONCE); the contract counts every underflow.
  */
-static inline void page_counter_cancel(const state *S, int64_t c, int64_t nr_pages)
+HOT void page_counter_cancel(const state *S, int64_t c, int64_t nr_pages)
 {
 	int64_t new = MC(F_USAGE, c) - nr_pages;
 
@@ -87,7 +87,7 @@ static inline void page_counter_cancel(const state *S, int64_t c, int64_t nr_pag
  * add-then-subtract on the failing counter leaves it unchanged. The rollback is part
  * of the same walk (contract, walks).
  */
-static inline int64_t try_charge_walk(const state *S, int64_t m, int64_t nr_pages, int64_t cpu)
+HOT int64_t try_charge_walk(const state *S, int64_t m, int64_t nr_pages, int64_t cpu)
 {
 	int64_t levels = 0, fail = -1, c = m;
 
@@ -120,7 +120,7 @@ static inline int64_t try_charge_walk(const state *S, int64_t m, int64_t nr_page
 }
 
 /* page_counter_uncharge() without a stock, or page_counter_cancel_hierarchy() (RFC 3/8). */
-static inline void uncharge_walk(const state *S, int64_t m, int64_t nr_pages, int64_t cpu)
+HOT void uncharge_walk(const state *S, int64_t m, int64_t nr_pages, int64_t cpu)
 {
 	int64_t levels = 0, c = m;
 
@@ -136,7 +136,7 @@ static inline void uncharge_walk(const state *S, int64_t m, int64_t nr_pages, in
 }
 
 /* mem_cgroup_margin() on cgroup v2 (no memsw): pages left below memory.max. */
-static inline int64_t mem_cgroup_margin(const state *S, int64_t m)
+HOT int64_t mem_cgroup_margin(const state *S, int64_t m)
 {
 	int64_t count_ = MC(F_USAGE, m);
 	int64_t limit = MC(F_MAX, m);
@@ -147,7 +147,7 @@ static inline int64_t mem_cgroup_margin(const state *S, int64_t m)
 }
 
 /* page_counter_set_max(): 0, or -EBUSY when usage is above the new limit. */
-static inline int64_t page_counter_set_max(const state *S, int64_t m, int64_t nr_pages)
+HOT int64_t page_counter_set_max(const state *S, int64_t m, int64_t nr_pages)
 {
 	if (MC(F_USAGE, m) > nr_pages)
 		return -EBUSY;

@@ -22,7 +22,7 @@
 /* pc_try_charge() result for a charge served by the stock (no walk). */
 #define STOCK_HIT (-2)
 
-static inline void pc_uncharge(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
+HOT void pc_uncharge(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
 			       int nested);
 
 /*
@@ -31,7 +31,7 @@ static inline void pc_uncharge(const state *S, int64_t m, int64_t nr_pages, int6
  * A nested operation fails every local_trylock: the stock is skipped and the surplus
  * of a batch charge goes back through page_counter_uncharge().
  */
-static inline int64_t pc_try_charge(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
+HOT int64_t pc_try_charge(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
 				    int nested, int refill)
 {
 	int64_t charge;
@@ -74,7 +74,7 @@ static inline int64_t pc_try_charge(const state *S, int64_t m, int64_t nr_pages,
 }
 
 /* page_counter_uncharge() with the RFC 3/8 stock: deposit, cancel only the excess. */
-static inline void pc_uncharge(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
+HOT void pc_uncharge(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
 			       int nested)
 {
 	int64_t charge = nr_pages;

@@ -35,7 +35,7 @@
  * to this CPU's stock), then exactly nr_pages; the failing counter is the one of the
  * last walk.
  */
-static inline int64_t v4_try_charge_stock(const state *S, int64_t m, int64_t nr_pages,
+HOT int64_t v4_try_charge_stock(const state *S, int64_t m, int64_t nr_pages,
 					  int64_t cpu, int refill)
 {
 	int64_t old, charge;

@@ -25,7 +25,7 @@
  */
 
 /* the LRU victim only: make slot idx the most recently used (a global clock orders them). */
-static inline void _lru_touch(const state *S, int64_t idx, int64_t cpu, int64_t m)
+HOT void _lru_touch(const state *S, int64_t idx, int64_t cpu, int64_t m)
 {
 	G(G_CLOCK) += 1;
 	SL(S_STAMP, idx) = G(G_CLOCK);
@@ -39,7 +39,7 @@ static inline void _lru_touch(const state *S, int64_t idx, int64_t cpu, int64_t 
  * drain_all_stock, the slot owner in refill_stock; for memcg_hotplug_cpu_dead, which
  * runs elsewhere in the kernel, the dead CPU is charged the events).
  */
-static inline void drain_stock(const state *S, int64_t cpu, int64_t idx)
+HOT void drain_stock(const state *S, int64_t cpu, int64_t idx)
 {
 	int64_t old = SL(S_CACHED, idx);
 	int64_t stock_pages;
@@ -80,7 +80,7 @@ static void drain_stock_fully(const state *S, int64_t cpu)
  * allows spinning). multi (6.18.y): the batch guard or a failed local_trylock return
  * false; only the first slot caching the memcg is looked at.
  */
-static inline int consume_stock(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
+HOT int consume_stock(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
 				int nested)
 {
 	int64_t batch = G(G_BATCH);
@@ -179,7 +179,7 @@ static void refill_single_locked(const state *S, int64_t m, int64_t nr_pages, in
  * drained whole if it then exceeds the batch (uint8 sum, at most 127 + 127);
  * otherwise the first empty slot, or a victim, gets the memcg.
  */
-static inline void refill_stock(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
+HOT void refill_stock(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
 				int nested)
 {
 	int64_t batch, nslots, base, empty_slot, hi, i;

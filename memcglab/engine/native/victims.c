@@ -24,7 +24,7 @@
  * differential test of docs/extending.md holds it to its faithful class.
  */
 
-static inline int64_t _round_robin(const state *S, int64_t cpu, int64_t nslots)
+HOT int64_t _round_robin(const state *S, int64_t cpu, int64_t nslots)
 {
 	int64_t i = PCPU(P_DRAIN_IDX, cpu);
 	int64_t nxt = (i + 1) & 0xFF;	/* i = stock->drain_idx++ on a uint8_t */
@@ -36,7 +36,7 @@ static inline int64_t _round_robin(const state *S, int64_t cpu, int64_t nslots)
 }
 
 /* The first slot of this CPU whose SL(row, .) is smallest. */
-static inline int64_t _lowest(const state *S, int64_t row, int64_t base, int64_t nslots)
+HOT int64_t _lowest(const state *S, int64_t row, int64_t base, int64_t nslots)
 {
 	int64_t best = 0;
 
