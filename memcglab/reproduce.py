@@ -140,12 +140,13 @@ def _make_out(out: Path) -> list[Path]:
 
 
 def _precompile() -> None:
-    """Compile the numba code the studies share (the engine, the coherence simulator) once.
+    """Compile the code the studies share (the engine, the coherence simulator) once.
 
-    numba caches compiled code on disk. On a fresh checkout every notebook kernel
-    would otherwise compile it by itself, several at once on a few cores (tens of
-    seconds each); compiled here first, the kernels load it from the cache. With a
-    warm cache this costs about a second.
+    The engine's C core and numba's functions (the engine's trace reader, the coherence
+    simulator) are cached on disk. On a fresh checkout every notebook kernel would
+    otherwise compile them by itself, several at once on a few cores; compiled here
+    first, the kernels load them from the caches. With warm caches this costs about a
+    second.
     """
     from memcglab.engine import replay_compiled
     from memcglab.layout.coherence import simulate

@@ -10,11 +10,12 @@ import pytest
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Compile the numba code once, in the controlling process, before pytest-xdist
-    starts its workers. The compiled engine takes about 100 s to compile from cold (a
-    fresh checkout, as in CI) and is then loaded from numba's cache by every process:
-    without this, both workers and the quick reproduction's notebook kernels compile it
-    at the same time on two cores, and the notebooks run past their budget."""
+    """Build the compiled engine once, in the controlling process, before pytest-xdist
+    starts its workers: its C core (about a second, then loaded from
+    ``$MEMCGLAB_CACHE/engine`` by every process, whose build lock would otherwise make
+    the workers wait for one another) and the numba code of its trace reader (a few
+    seconds from cold, then loaded from numba's cache), so that the workers and the
+    quick reproduction's notebook kernels do not compile the same code at once."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return
     from memcglab.engine import replay_compiled

@@ -82,3 +82,10 @@ def test_a_missing_or_failing_compiler_is_one_line_and_exit_2(tmp_path, monkeypa
     with pytest.raises(native.BuildError, match="C co"):
         native.load()
     assert main(["replay", example_trace()]) == 0  # the faithful replay needs no compiler
+
+
+def test_cache_off_builds_in_a_directory_of_this_process(monkeypatch):
+    monkeypatch.setenv("MEMCGLAB_CACHE", "off")
+    first, second = native._cache_dir(), native._cache_dir()
+    assert first != second and first.name.startswith("memcglab-engine-")
+    assert Path.home() not in first.parents

@@ -26,6 +26,7 @@ when the compiled engine runs (``import memcglab.engine`` builds nothing).
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import fcntl
 import hashlib
@@ -138,7 +139,9 @@ def _cache_dir() -> Path:
                 return directory
         except OSError:
             pass
-    return Path(tempfile.mkdtemp(prefix="memcglab-engine-"))
+    temporary = tempfile.mkdtemp(prefix="memcglab-engine-")  # this process's alone
+    atexit.register(shutil.rmtree, temporary, ignore_errors=True)
+    return Path(temporary)
 
 
 def _sources() -> list[Path]:
