@@ -6,16 +6,29 @@
  * command line; every result is one line on stdout, flushed at once so the caller can
  * show progress:
  *
- *   c2c_probe clock REPS                  -> "clock REP CORE_GHZ TSC_GHZ"
+ *   c2c_probe clock CPU REPS              -> "clock REP ADD_GHZ IMUL_GHZ IMM_GHZ TSC_GHZ"
  *   c2c_probe local CPU ITERS REPS        -> "l1|rmw|atomic REP NS_PER_OP"
  *   c2c_probe pingpong ITERS REPS CPU...  -> "c2c A B REP NS_ONE_WAY" for each pair A < B
  *                                            (median batch of 16 round trips, halved)
  *   c2c_probe contend US REPS CPU...      -> "contend N REP NS_PER_OP" for N = #CPUs given
  *
- * Times come from CLOCK_MONOTONIC. The core clock is measured with a chain of
- * dependent register adds (one cycle each on every x86-64 core since the P6), so
- * ns per add = 1 / core GHz whatever the turbo state; the TSC rate is reported
- * beside it because the TSC ticks at a fixed rate, not the core's.
+ * Times come from CLOCK_MONOTONIC. The core clock is measured on CPU with dependent
+ * chains no renamer can fold, so cycles per link are known whatever the turbo state:
+ *
+ *   ADD_GHZ   register-register adds, each one reading the one before
+ *             (add %b,%a; add %a,%b; ...): one cycle on every x86-64 core. This is the
+ *             clock the probe uses.
+ *   IMUL_GHZ  32-bit imul by an odd constant, each reading the one before: three
+ *             cycles on the Intel and AMD server cores of the last fifteen years. The
+ *             cross-check: the two must agree.
+ *   IMM_GHZ   add $1 to one register: the chain this probe used to time, kept as a
+ *             diagnostic. Golden Cove (Sapphire Rapids) and later cores fold immediate
+ *             adds in the renamer, several per cycle, so there it reads far above
+ *             the clock (issue 21: 12-15 "GHz" on a 2.3 GHz Xeon).
+ *
+ * The three chains run lap by lap in turn, so they see the same clock and the same
+ * load; each figure is the chain's median lap. The TSC rate is reported beside them
+ * because the TSC ticks at a fixed rate, not the core's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,6 +73,13 @@ static void pin_self(int cpu)
 
 #define ADD4 "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
 #define ADD32 ADD4 ADD4 ADD4 ADD4 ADD4 ADD4 ADD4 ADD4
+/* a += b; b += a; ...: every add reads the previous one's result, and neither operand
+ * is a constant, so there is nothing for a renamer to fold; (a, b) never becomes 0 */
+#define RADD4 "add %1, %0\n\tadd %0, %1\n\tadd %1, %0\n\tadd %0, %1\n\t"
+#define RADD32 RADD4 RADD4 RADD4 RADD4 RADD4 RADD4 RADD4 RADD4
+/* v *= m (32 bits; m odd, so an odd v stays odd and never becomes 0) */
+#define IMUL4 "imull %k1, %k0\n\timull %k1, %k0\n\timull %k1, %k0\n\timull %k1, %k0\n\t"
+#define IMUL8 IMUL4 IMUL4
 
 /* Spin ~ms milliseconds so that the core leaves its idle clock before anything is timed. */
 static void warm(double ms)
@@ -122,24 +142,51 @@ static double timer_median_ns(struct timer *t, double *tsc_ghz)
 
 #define LAP 1024 /* operations per lap: the TSC read costs under 0.1 cycle per operation */
 
-static void clock_probe(int reps)
+/* cycles per link of each clock chain, and the links in one lap of it */
+#define ADD_CYCLES 1.0
+#define IMUL_CYCLES 3.0
+#define ADD_LINKS (LAP * 32.0)
+#define IMUL_LINKS (LAP * 8.0)
+
+static uint64_t median_ticks(uint64_t *ticks, long n)
 {
+	qsort(ticks, n, sizeof(*ticks), cmp_u64);
+	return ticks[n / 2];
+}
+
+static void clock_probe(int cpu, int reps)
+{
+	enum { LAPS = 128 }; /* per chain: 4 Mi adds, 1 Mi imuls, 4 Mi immediate adds */
+	static uint64_t add_t[LAPS], imul_t[LAPS], imm_t[LAPS];
+
+	pin_self(cpu);
 	warm(50);
 	for (int r = 0; r < reps; r++) {
-		const long laps = 128; /* 4 Mi dependent adds */
-		struct timer t;
-		uint64_t v = 0;
-		double tsc_ghz;
+		uint64_t a = 1, b = 2, v = 1, w = 0, m = 0x9e3779b9, c0, t;
+		double t0 = now_ns();
 
-		timer_start(&t, laps);
-		for (long k = 0; k < laps; k++) {
+		c0 = __rdtsc();
+		for (long k = 0; k < LAPS; k++) {
+			t = __rdtsc();
 			for (int i = 0; i < LAP; i++)
-				asm volatile(ADD32 : "+r"(v));
-			timer_lap(&t);
+				asm volatile(RADD32 : "+r"(a), "+r"(b));
+			add_t[k] = __rdtsc() - t;
+			t = __rdtsc();
+			for (int i = 0; i < LAP; i++)
+				asm volatile(IMUL8 : "+r"(v) : "r"(m));
+			imul_t[k] = __rdtsc() - t;
+			t = __rdtsc();
+			for (int i = 0; i < LAP; i++)
+				asm volatile(ADD32 : "+r"(w));
+			imm_t[k] = __rdtsc() - t;
 		}
-		double ns = timer_median_ns(&t, &tsc_ghz);
+		double ticks_per_ns = (__rdtsc() - c0) / (now_ns() - t0);
+		double add_ns = median_ticks(add_t, LAPS) / ticks_per_ns;
+		double imul_ns = median_ticks(imul_t, LAPS) / ticks_per_ns;
+		double imm_ns = median_ticks(imm_t, LAPS) / ticks_per_ns;
 
-		printf("clock %d %.6f %.6f\n", r, LAP * 32.0 / ns, tsc_ghz);
+		printf("clock %d %.6f %.6f %.6f %.6f\n", r, ADD_LINKS * ADD_CYCLES / add_ns,
+		       IMUL_LINKS * IMUL_CYCLES / imul_ns, ADD_LINKS / imm_ns, ticks_per_ns);
 		fflush(stdout);
 	}
 }
@@ -402,7 +449,7 @@ static void contend_probe(long us, int reps, int n, const int *cpus)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: c2c_probe clock REPS | local CPU ITERS REPS | "
+	fprintf(stderr, "usage: c2c_probe clock CPU REPS | local CPU ITERS REPS | "
 			"pingpong ITERS REPS CPU... | contend ITERS REPS CPU...\n");
 	exit(2);
 }
@@ -411,8 +458,8 @@ int main(int argc, char **argv)
 {
 	if (argc < 3)
 		usage();
-	if (!strcmp(argv[1], "clock")) {
-		clock_probe(atoi(argv[2]));
+	if (!strcmp(argv[1], "clock") && argc == 4) {
+		clock_probe(atoi(argv[2]), atoi(argv[3]));
 		return 0;
 	}
 	if (!strcmp(argv[1], "local") && argc == 5) {

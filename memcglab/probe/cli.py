@@ -8,7 +8,9 @@ Examples::
 
 Compiles the C microbenchmark that ships with memcglab (``c2c.c``) with the system C
 compiler, pins its threads to the allowed CPUs (``os.sched_getaffinity``) and measures
-the core clock, an L1 load, a local read-modify-write, an uncontended ``lock xadd``,
+the core clock (a chain of dependent register-register adds, one cycle each,
+cross-checked against a chain of 3-cycle imuls and compared with what the OS
+reports), an L1 load, a local read-modify-write, an uncontended ``lock xadd``,
 the one-way cache-line transfer latency of every CPU pair, and the throughput of
 atomic adds on one line as 1..N threads share it. Every value is the median of
 repeated runs with its interquartile range. The result is a machine profile
@@ -18,7 +20,8 @@ to ``--out``, and the pair heatmap beside it (``OUT-c2c.png``).
 A user error (no compiler, fewer than two CPUs, a bad ``--cpus`` list, an ``--out``
 that is a directory or cannot be written) exits with status 2 and one line on stderr;
 a measurement outside the plausible range of its parameter (a machine too busy to
-measure) exits with status 1, writing nothing.
+measure), or clock chains that disagree by more than 10%, exits with status 1,
+writing nothing.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from tqdm import tqdm
 from memcglab.hardware import HardwareDataError
 from memcglab.probe.bench import ProbeError, compile_bench
 from memcglab.probe.heatmap import heatmap_png
-from memcglab.probe.measure import FULL, QUICK, measure, total_lines
+from memcglab.probe.measure import FULL, QUICK, ProbeResult, measure, total_lines
 from memcglab.probe.toprofile import to_profile
 from memcglab.results import atomic_write
 
@@ -93,6 +96,16 @@ def _ranges(cpus: list[int]) -> str:
     return ",".join(out)
 
 
+def _clock_versus(r: ProbeResult) -> str:
+    """The clock used, the cross-check chain and the OS's figure, for the summary line."""
+    imul = f"imul chain {r.imul_ghz.median:.2f} GHz" if r.imul_ghz else "no imul chain"
+    if not r.os_ghz:
+        return f"register-register add chain; {imul}; the OS reports no clock"
+    src, os_ghz = max(r.os_ghz.items(), key=lambda kv: kv[1])
+    return (f"register-register add chain; {imul}; OS {src} {os_ghz:.2f} GHz, "
+            f"{r.core_ghz.median / os_ghz:.2f}x")
+
+
 def _fail(msg: str) -> int:
     print(f"memcglab probe: error: {msg}", file=sys.stderr)
     return 2
@@ -140,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--out {out}: cannot write ({e.strerror or e})")
     c = profile.cost_params()
     print(f"wrote {out} and {png} in {time.monotonic() - t0:.1f} s: core clock "
-          f"{result.core_ghz.median:.2f} GHz; l1_hit {c.l1_hit:.1f}, percpu_rmw "
+          f"{result.core_ghz.median:.2f} GHz ({_clock_versus(result)}); l1_hit "
+          f"{c.l1_hit:.1f}, percpu_rmw "
           f"{c.percpu_rmw:.1f}, atomic_rmw {c.atomic_rmw:.1f}, c2c_transfer "
           f"{c.c2c_transfer:.0f} cycles")
     return 0

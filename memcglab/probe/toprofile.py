@@ -10,6 +10,15 @@ median outside the parameter's plausible range (``memcglab.hardware.PARAMETERS``
 a :class:`memcglab.hardware.HardwareDataError`, not a profile; a plausible median whose
 spread reaches past the range (a busy machine widens the runs' quartiles) has its
 interval cut at the range, and the note says so.
+
+The clock is guarded harder, because every cycle figure is a time times the clock:
+its two chains (register-register adds, the one used, and 3-cycle imuls) must agree
+within :data:`memcglab.probe.measure.CHAIN_TOLERANCE`, and its whole interval, not
+only its median, must lie in the plausible range. Load only slows a dependent chain,
+so a run far above the rest is a clock that does not count cycles (the old chain of
+immediate adds read 15 GHz on Sapphire Rapids, issue 21), and cutting its interval at
+8 GHz would hide it. The cpu_ghz note and the profile's note record every chain, the
+TSC rate and what the OS reports, and how the clock used compares with it.
 """
 
 from __future__ import annotations
@@ -24,12 +33,12 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from memcglab.hardware import Curve, MachineProfile, load_curves, load_priors
+from memcglab.hardware import Curve, HardwareDataError, MachineProfile, load_curves, load_priors
 from memcglab.hardware.schema import PARAMETERS, prior_from_table, prior_to_table
-from memcglab.probe.measure import ProbeResult, Stat
+from memcglab.probe.measure import ProbeResult, Stat, chains_disagree
 from memcglab.uncertainty.priors import Prior
 
-__all__ = ["Topology", "topology", "to_profile"]
+__all__ = ["Topology", "clock_note", "topology", "to_profile"]
 
 _SYSFS = Path("/sys/devices/system/cpu")
 
@@ -87,19 +96,26 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def _narrow(generic: Prior, s: Stat, ghz: float | None, what: str, source: str) -> Prior:
-    """A narrow prior around ``s`` (ns, or already in the prior's unit when ``ghz`` is None)."""
+def _narrow(generic: Prior, s: Stat, ghz: float | None, what: str, source: str,
+            cut: bool = True) -> Prior:
+    """A narrow prior around ``s`` (ns, or already in the prior's unit when ``ghz`` is None).
+
+    An interval past the plausible range around a plausible median is cut at the range
+    when ``cut``; otherwise it is left for the range check to refuse.
+    """
     c = s.scaled(ghz) if ghz else s
     ns = f"; {s.describe('ns')} at {ghz:.3f} GHz" if ghz else ""
     # With a handful of runs the quartiles can all land on one value although the runs
     # differ; a point prior would then claim an exactness the runs do not have, so the
     # spread falls back to half their min-max range.
     spread = c.half_iqr if c.half_iqr > 0 else (c.hi - c.lo) / 2
+    if _sig(c.median - spread, 6) == _sig(c.median + spread, 6):
+        spread = 0.0  # runs that differ below the rounding are a point, not a zero-width range
     p = generic.narrowed(_sig(c.median), spread, source)
     lo, hi = _sig(p.low, 6), _sig(p.high, 6)
     note = f"{what}: median {c.describe(generic.unit)}{ns}"
     spec = PARAMETERS.get(generic.name)
-    if spec is not None and spec.minimum <= p.typical <= spec.maximum \
+    if cut and spec is not None and spec.minimum <= p.typical <= spec.maximum \
             and not spec.minimum <= lo <= hi <= spec.maximum:
         # The median is a plausible measurement; only the spread of a noisy run leaves
         # the range, and the hardware cannot be outside it.
@@ -140,9 +156,8 @@ def to_profile(r: ProbeResult, name: str = "probed", topo: Topology | None = Non
     src = (f"memcglab probe on {platform.node() or 'this machine'} ({_cpu_model()}), {when}; "
            f"CPUs {','.join(map(str, r.cpus))}")
     pri: dict[str, Prior] = {
-        "cpu_ghz": _narrow(generic["cpu_ghz"], r.core_ghz, None,
-                           "core clock from dependent one-cycle adds (TSC runs at "
-                           f"{r.tsc_ghz.median:.3f} GHz)", src),
+        "cpu_ghz": _narrow(generic["cpu_ghz"], r.core_ghz, None, clock_note(r), src,
+                           cut=False),
         "l1_hit": _narrow(generic["l1_hit"], r.local_ns["l1"], ghz,
                           "pointer chase in a 4 KiB ring, one load per line", src),
         "percpu_rmw": _narrow(generic["percpu_rmw"], r.local_ns["rmw"], ghz,
@@ -173,9 +188,37 @@ def to_profile(r: ProbeResult, name: str = "probed", topo: Topology | None = Non
     base = MachineProfile(name=name, priors=dict(generic), curves=dict(curves),
                           model=_cpu_model(), memory_gb=round(mem, 1), inferred=(),
                           source=src, note=_note(r), **facts)
+    why = chains_disagree(r)
+    if why is not None:
+        raise HardwareDataError("the probe's measurements", "priors.cpu_ghz", f": {why}")
     for n, p in pri.items():  # a figure outside the plausible range is not a measurement
         prior_from_table("the probe's measurements", n, prior_to_table(p))
     return base.with_priors(pri, own_curves)
+
+
+def clock_note(r: ProbeResult) -> str:
+    """Which chain the clock is, the other chains and the OS's figures beside it."""
+    ghz = r.core_ghz.median
+    parts = ["core clock from dependent register-register adds, one cycle each (the "
+             "clock used)"]
+    if r.imul_ghz is not None:
+        parts.append(f"cross-check: dependent 3-cycle imuls read {r.imul_ghz.median:.3f} GHz "
+                     f"({r.imul_ghz.median / ghz:.3f}x)")
+    if r.imm_ghz is not None:
+        imm = r.imm_ghz.median
+        folds = imm > 1.5 * ghz
+        parts.append(f"immediate adds read {imm:.3f} GHz ({imm / ghz:.3f}x"
+                     + ("; this core folds them in the renamer" if folds else "") + ")")
+    parts.append(f"TSC {r.tsc_ghz.median:.3f} GHz")
+    if r.os_ghz:
+        top = max(r.os_ghz.values())
+        parts.append("OS: " + ", ".join(f"{k} {v:.3f} GHz" for k, v in r.os_ghz.items())
+                     + f"; the clock used is {ghz / top:.3f}x the highest of them"
+                     + (" (a VM's cpu MHz is often the nominal or TSC rate; turbo runs "
+                        "above it)" if ghz > top else ""))
+    else:
+        parts.append("the OS reports no clock")
+    return "; ".join(parts)
 
 
 def _contention(r: ProbeResult, ghz: float, generic: Curve, src: str
@@ -214,6 +257,6 @@ def _note(r: ProbeResult) -> str:
     return (f"Load average {load} when written. Measured by memcglab probe with "
             f"{r.plan.reps} runs per value "
             f"({r.plan.pingpong_iters} round trips per ping-pong run); "
-            f"ns -> cycles at the core clock {r.core_ghz.describe('GHz')}. "
+            f"ns -> cycles at the core clock {r.core_ghz.describe('GHz')} ({clock_note(r)}). "
             "Unmeasured priors (slot_compare, stock_lock, call, random_u32, "
             "other_cycles_per_packet) are the generic ones.")

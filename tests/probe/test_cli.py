@@ -58,6 +58,11 @@ def test_probed_values_are_positive_and_ordered(probed):
     assert c.atomic_rmw > c.percpu_rmw
     curve = p.curves["contended_rmw"]
     assert curve.x[:2] == (1, 2) and all(v > 0 for v in curve.typical)
+    # the clock is the register-register add chain, its cross-check and the OS beside it
+    clock = p.priors["cpu_ghz"].note
+    assert clock.startswith("core clock from dependent register-register adds, one cycle "
+                            "each (the clock used); cross-check: dependent 3-cycle imuls")
+    assert "immediate adds read" in clock and ("OS: " in clock or "OS reports no" in clock)
     # unmeasured priors stay generic and are not written as overrides
     assert "call" not in p.overrides and p.priors["call"].source.startswith("Agner")
 

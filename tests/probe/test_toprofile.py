@@ -25,7 +25,9 @@ def _result(pairs: dict, contend: dict, cpus=(0, 1, 2, 3)) -> ProbeResult:
                                  "atomic": _stat(10.0, 1.0)},
                        pair_ns={k: _stat(v) for k, v in pairs.items()},
                        contend_ns={k: _stat(v) for k, v in contend.items()},
-                       contend_oncpu=dict.fromkeys(contend, 1.0), plan=QUICK)
+                       contend_oncpu=dict.fromkeys(contend, 1.0), plan=QUICK,
+                       imul_ghz=_stat(1.98, 0.1), imm_ghz=_stat(2.0, 0.1),
+                       os_ghz={"/proc/cpuinfo cpu MHz": 2.3})
 
 
 # two sockets of one core with two SMT threads each: cpus 0,1 | 2,3
@@ -93,12 +95,52 @@ def test_an_implausible_measurement_is_refused():
 
 
 def test_a_plausible_median_with_a_noisy_spread_is_cut_at_the_range():
-    # a busy machine: the clock's median is 3 GHz, its quartiles reach past 8 GHz
+    # a busy machine: the atomic's median is 200 cycles, its high quartile 600 (> 500)
+    r = _result(PAIRS, {1: 5.0, 2: 50.0})
+    r.local_ns["atomic"] = Stat.of([10.0, 20.0, 100.0, 300.0, 400.0])   # ns at 2 GHz
+    atomic = to_profile(r, topo=TWO_SOCKETS).priors["atomic_rmw"]
+    assert atomic.typical == 200.0 and atomic.high == 500.0
+    assert "cut at the plausible range [0, 500]" in atomic.note
+
+
+def test_a_clock_whose_spread_leaves_the_plausible_range_is_refused_not_cut():
+    # load only slows a dependent chain: runs reaching past 8 GHz are a clock that does
+    # not count cycles (the immediate-add chain on Sapphire Rapids), which a cut would hide
     r = replace(_result(PAIRS, {1: 5.0, 2: 50.0}),
-                core_ghz=Stat.of([0.5, 1.0, 3.0, 9.0, 12.0]))
-    ghz = to_profile(r, topo=TWO_SOCKETS).priors["cpu_ghz"]
-    assert ghz.typical == 3.0 and ghz.high == 8.0
-    assert "cut at the plausible range [0.2, 8]" in ghz.note
+                core_ghz=Stat.of([0.5, 1.0, 3.0, 9.0, 12.0]), imul_ghz=_stat(3.0))
+    with pytest.raises(HardwareDataError,
+                       match=r"priors.cpu_ghz.low=0.0: outside the plausible range \[0.2, 8\]"):
+        to_profile(r, topo=TWO_SOCKETS)
+
+
+def test_clock_chains_that_disagree_are_refused_even_when_plausible():
+    # a core that folded half the adds would read 2x its clock, well inside [0.2, 8]
+    r = replace(_result(PAIRS, {1: 5.0, 2: 50.0}), core_ghz=_stat(5.0), imul_ghz=_stat(2.5))
+    with pytest.raises(HardwareDataError, match=r"cpu_ghz: the clock chains disagree: "
+                       r"register-register adds read 5 GHz, 3-cycle imuls 2.5 GHz \(2x"):
+        to_profile(r, topo=TWO_SOCKETS)
+    # within 10% they agree
+    ok = replace(r, imul_ghz=_stat(4.6))
+    assert to_profile(ok, topo=TWO_SOCKETS).priors["cpu_ghz"].typical == 5.0
+
+
+def test_the_clock_note_says_which_chain_is_used_and_how_it_compares_with_the_os():
+    r = replace(_result(PAIRS, {1: 5.0, 2: 50.0}), core_ghz=_stat(2.85), imul_ghz=_stat(2.86),
+                imm_ghz=_stat(14.0))
+    p = to_profile(r, topo=TWO_SOCKETS)
+    note = p.priors["cpu_ghz"].note
+    assert note.startswith("core clock from dependent register-register adds, one cycle "
+                           "each (the clock used)")
+    assert "3-cycle imuls read 2.860 GHz (1.004x)" in note
+    assert "immediate adds read 14.000 GHz (4.912x; this core folds them" in note
+    assert "OS: /proc/cpuinfo cpu MHz 2.300 GHz; the clock used is 1.239x the highest" in note
+    assert "TSC 2.500 GHz" in note and "the clock used is 1.239x" in p.note
+    # a clock below what the OS reports is compared without the VM remark
+    slow = to_profile(replace(r, os_ghz={"cpufreq cpuinfo_max_freq": 3.5}), topo=TWO_SOCKETS)
+    assert "0.814x the highest of them" in slow.priors["cpu_ghz"].note
+    assert "VM" not in slow.priors["cpu_ghz"].note
+    none = to_profile(replace(r, os_ghz={}), topo=TWO_SOCKETS)
+    assert "the OS reports no clock" in none.priors["cpu_ghz"].note
 
 
 @settings(deadline=None, max_examples=40)
@@ -107,7 +149,8 @@ def test_a_plausible_median_with_a_noisy_spread_is_cut_at_the_range():
 def test_plausible_measurements_always_give_a_loadable_profile(l1, spread, c2c, c2c_spread,
                                                                ghz, ghz_spread):
     r = _result({k: c2c for k in PAIRS}, {1: 5.0, 2: 50.0})
-    r = replace(r, core_ghz=Stat.of([ghz, ghz + ghz_spread / 3, ghz + ghz_spread]))
+    clock = Stat.of([ghz, ghz + ghz_spread / 3, ghz + ghz_spread])
+    r = replace(r, core_ghz=clock, imul_ghz=clock)
     r.local_ns["l1"] = Stat.of([l1, l1 + spread / 2, l1 + spread])
     r.pair_ns[(0, 2)] = Stat.of([c2c, c2c + c2c_spread])
     p = to_profile(r, topo=TWO_SOCKETS)
