@@ -12,8 +12,8 @@ per part of the charge path, beside ``memcglab/kernel/*.py``) over the arrays of
 :mod:`memcglab.engine.state`, and :mod:`memcglab.engine.native` builds them with the
 system C compiler (``$CC``, else ``gcc``, else ``cc``) the first time a compiled
 replay runs, about a second, into ``$MEMCGLAB_CACHE/engine`` (default
-``~/.cache/memcglab/engine``), then loads the library with ctypes. The text reader's
-scanner and validator are numba (:mod:`memcglab.engine.jit`). Without a working C
+``~/.cache/memcglab/engine``), then loads the library with ctypes; the text reader's
+scanner and the chunk validator are C too. Without a working C
 compiler the compiled engine raises :class:`~memcglab.engine.native.BuildError`
 naming the problem (``memcglab replay --engine compiled``: one line, exit 2); the
 faithful replay needs no compiler.

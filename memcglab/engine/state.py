@@ -1,7 +1,7 @@
 """The compiled engine's state: a few flat numpy arrays, grouped by what indexes them.
 
-Compiled functions take these arrays as explicit arguments, never the tuple (see
-:mod:`memcglab.engine.jit` for why arguments must stay plain arrays):
+The C core (``memcglab/engine/native``) takes these arrays by their data pointers and
+column counts (every array int64 and C-contiguous, ``rng`` uint64):
 
 * ``g``: the replay's scalar counters and parameters (``G_*`` indices);
 * ``mc[F_*, m]``: per memcg, by dense index (0 is the root memcg): the ``memory``

@@ -1,6 +1,8 @@
 """Chunked, compiled trace validation: the contract's rules, memcg IDs to dense indices.
 
-The rules are those of :func:`memcglab.trace.validate`. One compiled pass over a
+The compiled pass is C (``memcglab/engine/native/validate.c``, built with the engine's
+C core by :mod:`memcglab.engine.native`); :class:`ChunkValidator` owns its arrays and
+raises the errors. The rules are those of :func:`memcglab.trace.validate`. One compiled pass over a
 chunk checks every row and maps memcg IDs (up to 2^63-1) to dense indices in
 creation order (the root, ID 0, is 0) through an open-addressing hash table. It
 writes one ``int32`` column for the replay: the dense memcg of each operation, or,
@@ -29,22 +31,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from memcglab.engine.jit import kernel
+from memcglab.engine import native
 from memcglab.trace import (
     MAX_CPUS,
-    NR_MAX,
-    OBJ_BYTES_MAX,
     OP_CGROUP,
-    OP_CHARGE,
-    OP_CPU_DEAD,
-    OP_DRAIN_ALL,
     OP_DTYPE,
-    OP_OBJ_CHARGE,
-    OP_OBJ_UNCHARGE,
     OP_OFFLINE,
-    OP_SET_MAX,
-    OP_UNCHARGE,
-    OP_UNCHARGE_DIRECT,
     PAGE_COUNTER_MAX,
     STOCK_SLOTS_MAX,
     Trace,
@@ -53,99 +45,11 @@ from memcglab.trace import (
 
 __all__ = ["ChunkValidator"]
 
-_EMPTY = np.iinfo(np.int64).min  # hash slot marker; never a valid ID
-_NR_MAX = np.uint64(NR_MAX)
-_BYTES_MAX = np.uint64(OBJ_BYTES_MAX)
+EMPTY_KEY = np.iinfo(np.int64).min  # hash slot marker; never a valid ID (validate.c)
 
 
-@kernel
-def _find(keys, key):
-    # Open addressing with linear probing; returns the slot of key or of the empty slot
-    # where it would go. The table is never more than half full.
-    mask = keys.shape[0] - 1
-    h = key * -7046029254386353131  # 0x9E3779B97F4A7C15 as int64: wraps, which is fine
-    i = (h ^ (h >> 29)) & mask
-    while keys[i] != _EMPTY and keys[i] != key:
-        i = (i + 1) & mask
-    return i
-
-
-@kernel
-def _insert(keys, vals, key, val):
-    i = _find(keys, key)
-    keys[i] = key
-    vals[i] = val
-
-
-@kernel
-def _lookup(keys, vals, key):
-    if key == _EMPTY:
-        return -1
-    i = _find(keys, key)
-    return vals[i] if keys[i] == key else -1
-
-
-@kernel
-def _rehash(old_keys, old_vals, keys, vals):
-    for i in range(old_keys.shape[0]):
-        if old_keys[i] != _EMPTY:
-            _insert(keys, vals, old_keys[i], old_vals[i])
-
-
-@kernel
-def _check_rows(op, nested, irq, cpu, ids, pids, arg, cpus, single, max_memcgs, keys, vals,
-                st, online, nchild, parent, by_dense, dense):
-    # Validate rows in order; return the first row validate() would refuse, or -1.
-    # st[0] is the number of memcgs created so far. State advances up to the bad row.
-    for i in range(op.shape[0]):
-        o = op[i]
-        if o > OP_OBJ_UNCHARGE or (nested[i] and single):
-            return i
-        if irq[i] and not (o == OP_CHARGE or o == OP_UNCHARGE or o == OP_UNCHARGE_DIRECT
-                           or o == OP_OBJ_CHARGE or o == OP_OBJ_UNCHARGE):
-            return i
-        if o == OP_CGROUP:
-            p = _lookup(keys, vals, pids[i])
-            if (ids[i] < 1 or _lookup(keys, vals, ids[i]) >= 0 or p < 0 or not online[p]
-                    or arg[i] < 1):
-                return i
-            d = st[0]
-            if max_memcgs >= 0 and d + 1 > max_memcgs:  # trace.check_per_memcg()
-                return i
-            st[0] = d + 1
-            _insert(keys, vals, ids[i], d)
-            by_dense[d] = ids[i]
-            online[d] = 1
-            parent[d] = p
-            nchild[p] += 1
-            dense[i] = p
-            continue
-        if o != OP_SET_MAX and o != OP_OFFLINE and not 0 <= cpu[i] < cpus:
-            return i
-        if o == OP_CPU_DEAD:
-            dense[i] = 0
-            continue
-        d = _lookup(keys, vals, ids[i])
-        if d < 0 or not online[d]:
-            return i
-        if o == OP_CHARGE or o == OP_UNCHARGE or o == OP_UNCHARGE_DIRECT:
-            if (d == 0 and o == OP_CHARGE) or arg[i] < 1 or arg[i] > _NR_MAX:
-                return i
-        elif o == OP_OBJ_CHARGE or o == OP_OBJ_UNCHARGE:
-            if (d == 0 and o == OP_OBJ_CHARGE) or arg[i] < 1 or arg[i] > _BYTES_MAX:
-                return i
-        elif o == OP_SET_MAX:
-            if d == 0 or arg[i] < 1:
-                return i
-        elif o == OP_OFFLINE:
-            if d == 0 or nchild[d]:
-                return i
-            online[d] = 0
-            nchild[parent[d]] -= 1
-        elif o != OP_DRAIN_ALL:
-            return i
-        dense[i] = d
-    return -1
+def _ptr(a: np.ndarray) -> int:
+    return a.ctypes.data
 
 
 def _grown(a: np.ndarray, size: int, fill: int) -> np.ndarray:
@@ -161,7 +65,7 @@ class ChunkValidator:
                  nodes: int = 1) -> None:
         self.cpus, self.single, self.source = cpus, single, source
         self.per_memcg, self.nodes = per_memcg, nodes
-        self.keys = np.full(64, _EMPTY, dtype=np.int64)
+        self.keys = np.full(64, EMPTY_KEY, dtype=np.int64)
         self.vals = np.zeros(64, dtype=np.int64)
         self.st = np.zeros(1, dtype=np.int64)
         self.online = np.zeros(16, dtype=np.uint8)
@@ -171,7 +75,8 @@ class ChunkValidator:
         self.rows = 0  # rows validated so far (global index of the next chunk's first row)
         if not 1 <= cpus <= MAX_CPUS:
             validate(Trace(cpus, np.zeros(0, dtype=OP_DTYPE), source), single=single)
-        _insert(self.keys, self.vals, 0, 0)  # the root memcg
+        self._lib = native.load()
+        self._lib.insert_key(_ptr(self.keys), _ptr(self.vals), len(self.keys), 0, 0)  # the root
         self.online[0], self.st[0] = 1, 1
 
     @property
@@ -188,11 +93,13 @@ class ChunkValidator:
         """Validate the next chunk; return its dense column, or raise the faithful TraceError."""
         self._reserve(self.count + int(np.count_nonzero(ops["op"] == OP_CGROUP)))
         dense = np.zeros(len(ops), dtype=np.int32)
-        bad = _check_rows(ops["op"], ops["nested"], ops["irq"], ops["cpu"], ops["memcg"],
-                          ops["parent"],
-                          ops["arg"], self.cpus, self.single, self._max_memcgs(), self.keys,
-                          self.vals, self.st,
-                          self.online, self.nchild, self.parent, self.by_dense, dense)
+        if ops.dtype != OP_DTYPE or ops.ndim != 1:
+            raise TypeError(f"chunk must be a 1-D OP_DTYPE array, not {ops.dtype}")
+        bad = self._lib.check_rows(
+            _ptr(ops), ops.strides[0] if len(ops) else OP_DTYPE.itemsize, len(ops), self.cpus,
+            self.single, self._max_memcgs(), _ptr(self.keys), _ptr(self.vals), len(self.keys),
+            _ptr(self.st), _ptr(self.online), _ptr(self.nchild), _ptr(self.parent),
+            _ptr(self.by_dense), _ptr(dense))
         if bad >= 0:
             self._raise(ops[bad], self.rows + bad)
         self.rows += len(ops)
@@ -208,8 +115,10 @@ class ChunkValidator:
             size = len(self.keys)
             while 2 * total > size:
                 size *= 2
-            keys, vals = np.full(size, _EMPTY, dtype=np.int64), np.zeros(size, dtype=np.int64)
-            _rehash(self.keys, self.vals, keys, vals)
+            keys = np.full(size, EMPTY_KEY, dtype=np.int64)
+            vals = np.zeros(size, dtype=np.int64)
+            self._lib.rehash(_ptr(self.keys), _ptr(self.vals), len(self.keys), _ptr(keys),
+                             _ptr(vals), size)
             self.keys, self.vals = keys, vals
         if total > len(self.online):
             size = max(total, 2 * len(self.online))

@@ -4,7 +4,8 @@
  * order their functions call each other (each file ports one former numba module of
  * memcglab/engine, whose name it keeps). memcglab/engine/native/__init__.py builds it
  * into a shared library on first use; its exports are run_ops(), conservation(),
- * splitmix64_next() and get_random_u32_below().
+ * splitmix64_next(), get_random_u32_below(), the trace scanner's scan() and the
+ * validator's check_rows(), insert_key() and rehash().
  */
 #include "core.h"
 
@@ -17,3 +18,5 @@
 #include "objstock.c"
 #include "charge.c"
 #include "loop.c"
+#include "scan.c"
+#include "validate.c"

@@ -203,6 +203,14 @@ HOT int32_t _row_i32(const unsigned char *p)
 	return v;
 }
 
+HOT int64_t _row_i64(const unsigned char *p)
+{
+	int64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 HOT uint64_t _row_u64(const unsigned char *p)
 {
 	uint64_t v;
