@@ -8,10 +8,10 @@ replays it with the compiled engine (validation included) and with the faithful
 ``memcglab.replay.replay``, and prints both rates and their ratio. The faithful
 replay runs on a prefix of the trace (``--faithful-ops``) to keep the run short;
 the output says so. Before timing, the compiled engine replays a short prefix, so
-its build (the C core, numba's trace reader) or cache load is not timed. Then, end
-to end, the same trace as text through the compiled reader. ``--stream-ops N`` also
-streams N operations through one engine in chunks (the mix repeated without its
-cgroup lines) and reports the peak resident memory of the process.
+the C core's build (or cache load) is not timed. Then, end to end, the same trace as
+text through the compiled reader. ``--stream-ops N`` also streams N operations through
+one engine in chunks (the mix repeated without its cgroup lines) and reports the peak
+resident memory of the process.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def main() -> None:
     prefix = Trace(trace.cpus, trace.ops[:min(args.faithful_ops, n)], trace.source)
     print(f"trace: {trace.source}, {trace.cpus} CPUs, {args.clients} clients, {n:,} ops")
     for model in args.models.split(","):
-        replay_compiled(prefix, model, args.slots)  # build or load the C core and the reader
+        replay_compiled(prefix, model, args.slots)  # build or load the C core
         t0 = time.perf_counter()
         compiled = replay_compiled(trace, model, args.slots)
         tc = time.perf_counter() - t0

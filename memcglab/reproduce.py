@@ -142,10 +142,10 @@ def _make_out(out: Path) -> list[Path]:
 def _precompile() -> None:
     """Compile the code the studies share (the engine, the coherence simulator) once.
 
-    The engine's C core and numba's functions (the engine's trace reader, the coherence
-    simulator) are cached on disk. On a fresh checkout every notebook kernel would
-    otherwise compile them by itself, several at once on a few cores; compiled here
-    first, the kernels load them from the caches. With warm caches this costs about a
+    The engine's C core (about a second to build) and the coherence simulator's numba
+    code are cached on disk. On a fresh checkout every notebook kernel would otherwise
+    compile them by itself, several at once on a few cores; compiled here first, the
+    kernels load them from the caches. With warm caches this costs about a
     second.
     """
     from memcglab.engine import replay_compiled

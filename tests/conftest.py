@@ -10,12 +10,10 @@ import pytest
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Build the compiled engine once, in the controlling process, before pytest-xdist
-    starts its workers: its C core (about a second, then loaded from
-    ``$MEMCGLAB_CACHE/engine`` by every process, whose build lock would otherwise make
-    the workers wait for one another) and the numba code of its trace reader (a few
-    seconds from cold, then loaded from numba's cache), so that the workers and the
-    quick reproduction's notebook kernels do not compile the same code at once."""
+    """Build the compiled engine's C core once, in the controlling process, before
+    pytest-xdist starts its workers (about a second; every process then loads it from
+    ``$MEMCGLAB_CACHE/engine``), so that the workers and the quick reproduction's
+    notebook kernels do not wait on its build lock in the middle of their tests."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return
     from memcglab.engine import replay_compiled
