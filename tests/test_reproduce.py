@@ -241,3 +241,13 @@ def test_missing_notebooks_are_named_and_a_rerun_replaces_the_old_results(tmp_pa
     assert sorted(p.name for p in out.iterdir()) == [
         "04_tiny", "claims.parquet", "counts.html", "counts.md", "counts.parquet",
         "report.html", "report.md", "results.parquet"]
+
+
+def test_default_budgets_are_hang_guards_a_loaded_machine_does_not_reach():
+    # The slowest quick notebook took up to 110 s with both cores of a 2-core machine
+    # loaded (issue 21); the default must leave a wide margin over that, and the full run's
+    # budget must not be smaller than the quick one's.
+    from memcglab.reproduce import FULL_BUDGET_S, QUICK_BUDGET_S
+
+    assert QUICK_BUDGET_S >= 5 * 110
+    assert FULL_BUDGET_S >= QUICK_BUDGET_S
