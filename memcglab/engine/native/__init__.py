@@ -12,15 +12,15 @@ the numpy arrays of :mod:`memcglab.engine.state`, and the trace reader's text sc
   source, the Python modules: :func:`header_text` writes them into
   ``memcglab_consts.h`` at build time;
 * the compiler is ``$CC`` (split like a shell word list), else ``gcc``, else ``cc``,
-  with :data:`FLAGS` (``-fwrapv``: int64 arithmetic wraps, as numba's and the faithful
-  port's masks assume);
+  with :data:`FLAGS` (``-fwrapv``: signed int64 arithmetic wraps, as it did in numba;
+  Python's ``//`` and ``%`` are ``floor_div`` and ``floor_mod`` of ``core.h``);
 * the library is kept in ``$MEMCGLAB_CACHE/engine`` (default
   ``~/.cache/memcglab/engine``; a new temporary directory when that is not writable or
   ``MEMCGLAB_CACHE=off``), named by the SHA-256 of the sources, the generated header,
-  the flags and the compiler's ``--version``: an edited source or constant, or another
-  compiler, builds a new one. It is built into a temporary file and moved into place
-  atomically, under an ``fcntl`` lock, so concurrent processes (pytest-xdist workers,
-  notebook kernels) build it once.
+  the flags, the compiler's ``--version`` and the machine type: an edited source or
+  constant, or another compiler, builds a new one. It is built into a temporary file
+  and moved into place atomically, under an ``fcntl`` lock, so concurrent processes
+  (pytest-xdist workers, notebook kernels) build it once.
 
 No compiler, or a failed build, raises :class:`BuildError` naming the problem, only
 when the compiled engine runs (``import memcglab.engine`` builds nothing).
@@ -33,6 +33,7 @@ import ctypes
 import fcntl
 import hashlib
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -172,7 +173,7 @@ def _key(cc: list[str], header: str) -> str:
     digest = hashlib.sha256()
     for path in _sources():
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    for part in (header, version, " ".join(cc), " ".join(FLAGS)):
+    for part in (header, version, " ".join(cc), " ".join(FLAGS), platform.machine()):
         digest.update(part.encode() + b"\0")
     return digest.hexdigest()
 
