@@ -9,8 +9,9 @@ empty (numba's, the compiled core's, the calibration folds'), times:
 1. ``memcglab replay <example.trace> --model multi --engine compiled``: the first
    compiled replay of the shipped 10-line trace, compile included;
 2. the same command again (warm);
-3. with every cache emptied again, ``memcglab predict <scenario>``: the first prediction of one shipped scenario
-   (default ``data/scenarios/study06/tcp_rr-72cpu-multi_vs_v4.toml``), compile included;
+3. with every cache emptied again, ``memcglab predict <scenario>``: the first prediction
+   of one shipped scenario (default ``data/scenarios/study06/tcp_rr-72cpu-multi_vs_v4.toml``),
+   compile included;
 4. the same prediction again (warm).
 
 Each line prints wall seconds and the peak resident memory of the command (from
