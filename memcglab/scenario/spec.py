@@ -148,6 +148,18 @@ def _check(file: object, key: str, spec: KeySpec, value: Any) -> Any:
     return value
 
 
+def _beside(file: object, profile: str) -> str:
+    """A relative profile path is read beside the scenario file that names it, as a
+    config file's includes are; a path found only from the current directory still is."""
+    path = Path(profile)
+    if (profile.endswith(".toml") or "/" in profile) and not path.is_absolute() \
+            and isinstance(file, (str, Path)) and Path(file).is_file():
+        beside = Path(file).parent / path
+        if beside.is_file():
+            return str(beside)
+    return profile
+
+
 def _machine(file: object, m: dict[str, Any]) -> Machine:
     known = {"profile": 1, **dict.fromkeys(_INLINE), "ghz": 1}
     _unknown(file, "machine", m, known)
@@ -160,7 +172,7 @@ def _machine(file: object, m: dict[str, Any]) -> Machine:
         if not isinstance(p, str) or not p:
             raise ScenarioError(file, "machine.profile", f"{p!r} is not a profile name",
                                 "a file name under data/hardware/profiles/ or a path")
-        return Machine(profile=p)
+        return Machine(profile=_beside(file, p))
     for k in _INLINE:
         if k not in m:
             raise ScenarioError(file, f"machine.{k}", "missing",

@@ -152,3 +152,21 @@ def test_parse_is_pure():
     a = parse_scenario(tomllib.loads(BASE), "x.toml")
     b = parse_scenario(tomllib.loads(BASE), "x.toml")
     assert a == b and hash(a.workload) == hash(b.workload)
+
+
+def test_a_relative_profile_path_is_read_beside_the_scenario(tmp_path, monkeypatch):
+    # `memcglab probe --out my.toml`, then `profile = "my.toml"` in a scenario kept in the
+    # same folder: predict run from another directory must still find the profile
+    folder = tmp_path / "study"
+    folder.mkdir()
+    (folder / "my.toml").write_text("# a probed profile\n")
+    path = write(folder, BASE.replace('profile = "lkp-2s-224t-spr"', 'profile = "my.toml"'))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert load_scenario(path).machine.profile == str(folder / "my.toml")
+    # a path that exists only from the current directory keeps its old meaning
+    (elsewhere / "here.toml").write_text("# another profile\n")
+    path = write(folder, BASE.replace('profile = "lkp-2s-224t-spr"', 'profile = "here.toml"'),
+                 name="t.toml")
+    assert load_scenario(path).machine.profile == "here.toml"
