@@ -19,8 +19,10 @@
  *             (add %b,%a; add %a,%b; ...): one cycle on every x86-64 core. This is the
  *             clock the probe uses.
  *   IMUL_GHZ  32-bit imul by an odd constant, each reading the one before: three
- *             cycles on the Intel and AMD server cores of the last fifteen years. The
- *             cross-check: the two must agree.
+ *             cycles on Intel's Sandy Bridge family and later (Sapphire Rapids
+ *             included) and on AMD Zen; four on AMD's Bulldozer family, whose 64-bit
+ *             form takes six, hence 32 bits. The cross-check: the two chains must
+ *             agree, so a core where either assumption fails is refused, not priced.
  *   IMM_GHZ   add $1 to one register: the chain this probe used to time, kept as a
  *             diagnostic. Golden Cove (Sapphire Rapids) and later cores fold immediate
  *             adds in the renamer, several per cycle, so there it reads far above
