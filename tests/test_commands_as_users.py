@@ -211,7 +211,7 @@ def test_sweep_of_a_study_by_name(empty):
             "butt-netperf-72cpu", "-p", "quick", "true", "--out", "sweep"]
     done = memcglab(*args, cwd=empty, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert re.search(r"1 runs?: 0 already done, 1 executed, 0 failed; table: "
+    assert re.search(r"1 run: 0 already done, 1 executed, 0 failed; table: "
                      r".*sweep/results\.parquet", done.stdout + done.stderr)
     table = pd.read_parquet(empty / "sweep" / "results.parquet")
     assert list(table["slots"]) == [7] and list(table["profile"]) == ["butt-netperf-72cpu"]

@@ -206,7 +206,8 @@ def run(args: argparse.Namespace) -> int:
         return exit_status(summary.interrupted)
     n = len(summary.specs)
     print(
-        f"{n} runs: {summary.skipped} already done, {summary.executed} executed, "
+        f"{n} run{'' if n == 1 else 's'}: {summary.skipped} already done, "
+        f"{summary.executed} executed, "
         f"{len(summary.failed)} failed; table: {summary.table}"
     )
     for rec in summary.failed:
