@@ -17,7 +17,7 @@ import statistics
 
 import pytest
 
-from memcglab.probe.bench import compile_bench, run_bench
+from memcglab.probe.bench import ProbeError, compile_bench, run_bench
 from memcglab.probe.measure import (
     CHAIN_TOLERANCE,
     QUICK,
@@ -80,7 +80,7 @@ def test_clock_mode_prints_every_chain_and_needs_a_cpu(tmp_path):
     exe = compile_bench(tmp_path)
     (line,) = run_bench(exe, ["clock", min(os.sched_getaffinity(0)), 1])
     assert line[:2] == ["clock", "0"] and all(float(v) > 0 for v in line[2:])
-    with pytest.raises(Exception, match="status 2: usage: c2c_probe clock CPU REPS"):
+    with pytest.raises(ProbeError, match="status 2: usage: c2c_probe clock CPU REPS"):
         list(run_bench(exe, ["clock", 1]))
 
 
