@@ -24,6 +24,16 @@ the numpy arrays of :mod:`memcglab.engine.state`, and the trace reader's text sc
 
 No compiler, or a failed build, raises :class:`BuildError` naming the problem, only
 when the compiled engine runs (``import memcglab.engine`` builds nothing).
+
+Why C and not numba (issue 21, measured on 2 cores with numba 0.68): a cold first
+``memcglab replay examples/example.trace --engine compiled`` took 68-77 s and 1.0 GB, and
+a cold ``memcglab predict`` 76-84 s, of which 62-77 s was one specialisation of
+``run_ops`` (55 compilations in all; ``_obj_op`` alone 26 s, since its inlined
+``try_charge_memcg`` is a second copy of the charge path). The time was numba's front
+end: ``NUMBA_OPT=0`` compiled no faster, and dropping ``inline="always"`` cut it to 19 s
+but made the replay 2.5-5 times slower. gcc builds this directory in about a second, and
+the replay runs faster than numba's did (``benchmarks/engine_speed.py``); a cold start is
+now 1-7 s (``benchmarks/cold_start.py``).
 """
 
 from __future__ import annotations
