@@ -24,6 +24,19 @@ def test_the_scoring_rules_are_pinned():
     assert digest == RULES_SHA256, "a rule changes by a dated section, and a new pin"
 
 
+#: its addendum of 2026-12-02 (issue 22: proper scores, fair baselines), committed before
+#: any score it defines was computed
+ADDENDUM_SHA256 = {
+    "rules_addendum_2026-12-02_proper_scoring.md":
+        "4cfd5850ebd04d353aa9f5cf3568bf4c401aeea7a0a057e4cb7b924f6a52eed4"}
+
+
+@pytest.mark.parametrize("name", sorted(ADDENDUM_SHA256))
+def test_the_scoring_rules_addenda_are_pinned(name):
+    digest = hashlib.sha256((data_dir() / "validation" / name).read_bytes()).hexdigest()
+    assert digest == ADDENDUM_SHA256[name], "an addendum changes by a new dated file and pin"
+
+
 def test_declared_noise_follows_the_rules():
     cases = {c.case_id: c for c in load_cases()}
     stated = cases["stock_refill_regression/tcp_maerts_64"]
