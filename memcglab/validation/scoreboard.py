@@ -4,9 +4,11 @@ For each source, :func:`run` calibrates on every other source's cases and the
 calibration point (:func:`memcglab.validation.calibrate.fit` over
 :func:`memcglab.validation.dataset.observations`), predicts that source's cases with
 ``memcglab predict``'s own function at that calibration, and scores each case by the
-rules of ``data/validation/rules.md`` beside the three baselines
-(:mod:`memcglab.validation.baselines`). :func:`summary` gives coverage, median band width,
-median absolute error and sign accuracy per method.
+rules of ``data/validation/rules.md`` beside the fair baselines' point predictions
+(:mod:`memcglab.validation.baselines`, registered by the addendum of 2026-12-02, which
+retired ``rules.md``'s three). :func:`summary` gives coverage, median band width,
+median absolute error and sign accuracy per method, the baselines as points (``rules.md``);
+their bands and the proper scores are :mod:`memcglab.validation.proper`'s.
 
 Leakage is checked, not assumed: each fold's calibration records the cases it read, and
 :func:`run` refuses a fold whose calibration read a case of its held-out source.
@@ -23,7 +25,12 @@ import pandas as pd
 from memcglab.calibration.files import CalibrationFile
 from memcglab.scenario.predict import DEFAULT_POINTS, predict_scenario
 from memcglab.scenario.space import TAU_PRIOR
-from memcglab.validation.baselines import BottleneckLaw, inverse_cycles, no_change
+from memcglab.validation.baselines import (
+    BASELINES,
+    FoldPrediction,
+    case_inputs,
+    fold_predictions,
+)
 from memcglab.validation.calibrate import fit
 from memcglab.validation.dataset import (
     CaseModel,
@@ -59,7 +66,8 @@ class Fold:
 
     source: str
     calibration: CalibrationFile
-    law: BottleneckLaw
+    #: each fair baseline's fit, points and residuals for this fold, by name
+    baselines: dict[str, FoldPrediction]
 
 
 def calibrate_on(models: Sequence[CaseModel], left_out: Sequence[str] = ()) -> CalibrationFile:
@@ -92,7 +100,13 @@ def _fold(source: str, models: Sequence[CaseModel]) -> Fold:
     read = {c.split("/base_rate")[0] for c in cf.calibration.cases}
     if held & read:
         raise LeakError(f"fold {source}: its calibration read held-out {sorted(held & read)}")
-    return Fold(source, cf, BottleneckLaw.fit([m for m in models if m.case.source != source]))
+    inputs = [case_inputs(m) for m in models]
+    return Fold(source, cf, {b.name: fold_predictions(b, inputs, source) for b in BASELINES})
+
+
+def _baseline_pct(fold: Fold, name: str, case_id: str) -> float:
+    f = fold.baselines[name]
+    return float(np.expm1(f.point[f.cases.index(case_id)]) * 100.0)
 
 
 def run(points: int = DEFAULT_POINTS, seed: int = 0, sources: Sequence[str] | None = None,
@@ -124,9 +138,10 @@ def run(points: int = DEFAULT_POINTS, seed: int = 0, sources: Sequence[str] | No
                 "error_pp": abs(band["median"] - c.measured_change_pct), "case": c.case_id,
                 "noise_origin": c.noise_origin if c.noise_pct is not None else "declared",
                 "machine_family": m.family, "base_bottleneck": out["base"]["bottleneck"],
-                "new_bottleneck": out["new"]["bottleneck"], "no_change": no_change(m),
-                "inverse_cycles": inverse_cycles(m),
-                "bottleneck_law": fold.law.predict(m),
+                "new_bottleneck": out["new"]["bottleneck"],
+                "no_change": _baseline_pct(fold, "no_change", c.case_id),
+                "inverse_cycles": _baseline_pct(fold, "inverse_cycles", c.case_id),
+                "bottleneck_law": _baseline_pct(fold, "bottleneck_law", c.case_id),
                 "calibrated_on": ",".join(sorted({x.case.source for x in models
                                                    if x.case.source != source})),
                 "_profile": (c, out)})

@@ -10,7 +10,6 @@ import pytest
 
 from memcglab.resources import data_dir
 from memcglab.validation import scoreboard
-from memcglab.validation.baselines import BottleneckLaw
 from memcglab.validation.calibrate import Observation, fit
 from memcglab.validation.dataset import case_models, declared_noise, observations, unknowns
 from memcglab.validation.devset import load_cases
@@ -57,12 +56,6 @@ def test_inside_and_sign_and_summary():
     assert s.loc["memcglab", "median_abs_error_pp"] == 2.0
     assert s.loc["no_change", "coverage"] == pytest.approx(1 / 3)  # 0 is inside 0.5 +- 1
     assert s.loc["bottleneck_law", "cases"] == 2
-
-
-def test_bottleneck_law_fits_one_hold_time_per_family():
-    law = BottleneckLaw({"a": 1e-6}, 5e-7)
-    assert law.change(x_base=2e6, walks=1.0, lines=1, family="a") == pytest.approx(-50.0)
-    assert law.change(x_base=2e6, walks=1.0, lines=1, family="b") == pytest.approx(0.0)
 
 
 @pytest.fixture(scope="module")
