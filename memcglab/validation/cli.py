@@ -117,6 +117,9 @@ def run(args: argparse.Namespace) -> int:
         return 130
     table = summary(frame)
     profiles = profile_frame(frame)
+    from memcglab.validation.proper import proper_run, proper_text, write_tables
+
+    proper, proper_table = proper_run(frame, folds, points, args.seed)
     # the files first: a failure while printing (a closed pipe) must not lose the run
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -124,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         _atomic(out / "scoreboard.parquet", lambda p: board.to_parquet(p, index=False))
         _atomic(out / "summary.csv", lambda p: table.to_csv(p))
         _atomic(out / "profiles.parquet", lambda p: profiles.to_parquet(p, index=False))
+        write_tables(out, proper, proper_table, _atomic, points, args.seed)
         from memcglab.calibration.files import dump_calibration
 
         for source, fold in folds.items():
@@ -133,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
     print(case_table(frame))
     print("\n## Summary\n")
     print(markdown_table(table.round(3)))
+    print("\n## Proper scores (rules_addendum_2026-12-02), mean over sources; lower is better\n")
+    print(proper_text(proper_table))
     if len(profiles):
         print("\n## Profiles: measured vs predicted share of cycles (%)\n")
         print(profiles.round(2).to_string(index=False))
