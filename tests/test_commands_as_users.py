@@ -178,8 +178,11 @@ def test_validate_quick_writes_its_tables_without_tabulate(empty, without_tabula
     sources = sorted(set(board["case"].str.partition("/")[0]))
     assert len(board) >= 10 and len(sources) >= 4
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["scoreboard.parquet", "summary.csv", "profiles.parquet",
+        ["scoreboard.parquet", "summary.csv", "profiles.parquet", "proper_scores.parquet",
+         "proper_summary.csv", "run.json",
          *(f"calibration-without-{s}.json" for s in sources)])
+    proper = pd.read_csv(out / "proper_summary.csv")
+    assert len(proper) == 4 and proper.notna().all().all()
     summary = pd.read_csv(out / "summary.csv", index_col="method")
     assert "memcglab" in summary.index and "coverage" in summary.columns
     assert len(pd.read_parquet(out / "profiles.parquet")) > 0
