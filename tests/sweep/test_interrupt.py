@@ -121,8 +121,10 @@ def test_ctrl_c_stops_the_pool_keeps_the_finished_run_and_resumes_the_rest(tmp_p
     (line,) = text.splitlines()
     assert line.startswith("memcglab sweep: stopped by SIGINT; 1 of 3 runs finished "
                            "(1 ok, 0 failed), 2 left; resume with: memcglab sweep "), line
-    assert _alive(started) == set(), "workers or kernels outlived the sweep"
-    assert _alive(kernels) == set()
+    # a worker may still be between its SIGINT and its exit when the sweep returns (CI saw
+    # one once): "within seconds" is the promise, so each gets 5 s, then the check fails
+    _wait_for(lambda: not _alive(started | kernels), None,
+              "workers or kernels to exit after the sweep", timeout=5.0)
 
     gate, out = tmp_path / "gate", tmp_path / "out"
     ids = _run_ids(gate, [1, 2, 3])
