@@ -27,7 +27,11 @@ def test_the_scoring_rules_are_pinned():
 #: any score it defines was computed
 ADDENDUM_SHA256 = {
     "rules_addendum_2026-12-02_proper_scoring.md":
-        "4cfd5850ebd04d353aa9f5cf3568bf4c401aeea7a0a057e4cb7b924f6a52eed4"}
+        "4cfd5850ebd04d353aa9f5cf3568bf4c401aeea7a0a057e4cb7b924f6a52eed4",
+    # model selection (issue 22: error model, build-up, perf shares, [base.measured]),
+    # committed before any variant it defines was fitted or scored
+    "rules_addendum_2026-12-02b_model_selection.md":
+        "fff9ee8568f4cb22503576a5f3b5a4a4aac1477b3d561e8bc00658bdcc2c242a"}
 
 
 @pytest.mark.parametrize("name", sorted(ADDENDUM_SHA256))
