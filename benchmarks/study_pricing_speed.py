@@ -16,7 +16,7 @@ The timed calls (each module says what it propagates):
 
 * study 1: :func:`memcglab.studies.s01_single_vs_multi.pricing.predict_with` on a fresh
   :class:`~memcglab.studies.s01_single_vs_multi.pricing.ContentionModel` (the model caches by
-  input point; building it is not timed). It fits ``other_cycles`` and ``c2c_cycles``
+  input point; building it is not timed). It fits ``other_cycles`` and ``hold_cycles``
   per trace at every point and also evaluates each variant at the typical priors.
 * study 2: :func:`memcglab.studies.s02_policy_and_slots.pricing.price_mix` for every mix, each mix's
   replays chosen as :func:`memcglab.studies.s02_policy_and_slots.verdict.analyse` chooses them.

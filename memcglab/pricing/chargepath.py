@@ -1,133 +1,130 @@
-"""A kernel's counted charge-path load, priced into throughput per flow.
+"""The pricing core's one pricing function: a counted load into throughput per flow.
 
-A :class:`FlowLoad` is what a replay counted for one kernel (one stock model) on one
-workload, per unit of work (a message, a transaction, a fault): the cost model's units
-(:func:`memcglab.cost.coefficients`, in :meth:`~memcglab.cost.CostParams.names` order),
-the transfers of each shared page_counter usage line and of the flows' private lines
-(:func:`memcglab.queueing.line_counts`), the number of flows, and the hardware threads a
-flow keeps busy.
+:func:`price_flows` prices a :class:`~memcglab.pricing.load.FlowLoad` at every parameter
+point and flow count through the package's one network
+(:func:`memcglab.pricing.network.closed_network`). Each flow is one closed loop, a
+unit of work after the last, that visits per unit
 
-:func:`per_flow_rate` prices it with the contention model
-(:func:`memcglab.queueing.chargepath_throughput`) at every point of a draw: each flow a
-closed loop of its CPU time (``other_cycles``, the work outside memcg, plus the charge
-path's cycles from the cost model with line transfers left out) and the shared lines it
-queues for, each an FCFS station whose service is one transfer (``c2c_transfer``, or
-``c2c_transfer_cross_socket`` for the ``cross_socket_fraction`` that cross, plus
-``contended_rmw_per_sharer`` per writer beyond two). The draw holds the names of
-:func:`memcglab.pricing.chargepath_space`; the machine's ``cpus`` and ``smt`` are facts
-of the profile. :func:`throughput_change` prices two kernels at the same points, so what
-differs between them is the load alone.
+* **its CPU time** (a delay station: every flow has its own CPUs): the work outside
+  memcg (``other_cycles``) plus the charge path's own cycles (the load's
+  ``memcg_cycles``), times the share on the flow's busiest CPU (``busiest_cpu_share``,
+  at least the even share ``1 / cpus_per_flow``: the busiest CPU runs no less than
+  the mean), over the clock (``cpu_ghz``), times the slowdown of SMT pairing and time
+  sharing at this flow count (:func:`memcglab.pricing.cpu.cpu_slowdown`);
+* **its private lines** (a delay station): the load's private transfers at
+  ``private_cycles`` each (by default ``hold_cycles``: a transfer between the flow's
+  own CPUs);
+* **one FCFS station per shared line**: the line's transfers times the hold time per
+  transfer, ``hold_cycles`` within a socket and ``hold_cycles_cross`` for the
+  ``cross_socket_fraction`` of transfers that cross sockets. Contention is the
+  station's waiting, once: no cost per sharer is added (issue 17).
 
->>> import numpy as np
->>> from memcglab.hardware import load_profile
->>> from memcglab.pricing import chargepath_space
->>> profile = load_profile("butt-netperf-72cpu")
->>> d = chargepath_space(profile, "tcp_rr", 2, {}, [0]).at()
->>> n = len(CostParams.names())
->>> light = FlowLoad(flows=36, coef=np.ones(n), shared_names=("usage:root",), shared=(0.1,))
->>> heavy = FlowLoad(flows=36, coef=np.ones(n), shared_names=("usage:root",), shared=(2.0,))
->>> bool(throughput_change(light, heavy, d, profile)[0] < 0)
-True
+The occupancy is ``flows * cpus_per_flow`` threads, fixed for a flow count, so each
+flow count is its own product-form network with fixed demands, solved by exact MVA at
+that population. Every input (:data:`INPUTS`, the names ``memcglab predict`` uses) is a
+scalar, a ``(B,)`` array (one value per parameter point) or ``(B, P)`` (per point and
+flow count: a hold time that depends on how many flows write the line). The machine's
+``cpus`` and ``smt`` are inputs too: a study's variant may change them per point.
+
+>>> load = FlowLoad(flows=[1, 4], memcg_cycles=0.0, shared_names=("usage:0",),
+...                 shared=[[1.0], [1.0]])
+>>> point = {"other_cycles": 1000.0, "busiest_cpu_share": 0.5, "cpu_ghz": 1.0,
+...          "hold_cycles": 400.0, "hold_cycles_cross": 400.0, "cross_socket_fraction": 0.0,
+...          "smt_gain": 0.25, "cpus_per_flow": 2, "cpus": 72, "smt": 2}
+>>> r = price_flows(load, point)
+>>> [round(float(x)) for x in r.per_instance[0]], r.bottleneck_names()
+([1111111, 606617], [['cpu', 'usage:0']])
+>>> throughput_change(load, load, point).tolist()
+[[0.0, 0.0]]
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from memcglab.cost import CostParams
-from memcglab.hardware import MachineProfile
-from memcglab.queueing import ChargePathLoad, ChargePathParams, chargepath_throughput
+from memcglab.pricing.cpu import cpu_slowdown
+from memcglab.pricing.load import FlowLoad
+from memcglab.pricing.network import NetworkResult, closed_network
 
-__all__ = ["DRAWN", "FlowLoad", "per_flow_rate", "throughput_change"]
+__all__ = ["INPUTS", "OPTIONAL_INPUTS", "per_flow_rate", "price_flows", "throughput_change"]
 
-#: the names a draw must hold (besides the cost model's :meth:`CostParams.names`)
-DRAWN: tuple[str, ...] = ("other_cycles", "busiest_cpu_share", "cpu_ghz", "c2c_transfer",
-                          "c2c_transfer_cross_socket", "cross_socket_fraction",
-                          "contended_rmw_per_sharer", "smt_gain")
-_C2C_COL = CostParams.names().index("c2c_transfer")
-#: the station a load without shared lines still has (empty: nothing queues there)
-_NO_SHARED = ("usage:none",)
-
-
-@dataclass(frozen=True, eq=False)
-class FlowLoad:
-    """One kernel's charge-path load per unit of work (module doc).
-
-    ``coef``'s ``c2c_transfer`` entry is ignored when priced: the line stations price the
-    transfers. A load without shared lines (a workload whose steady state charges
-    nothing) is priced with one empty station.
-    """
-
-    flows: int
-    coef: np.ndarray
-    shared_names: tuple[str, ...] = ()
-    shared: tuple[float, ...] = ()
-    private: float = 0.0
-    cpus_per_flow: int = 2
-    _coef: np.ndarray = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        n = len(CostParams.names())
-        for name in ("flows", "cpus_per_flow"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
-                raise ValueError(f"FlowLoad {name}={v!r}: must be an integer >= 1")
-            object.__setattr__(self, name, int(v))
-        coef = np.array(self.coef, dtype=float)
-        if coef.shape != (n,) or not np.all(np.isfinite(coef)):
-            raise ValueError(f"FlowLoad coef has shape {coef.shape}: must be {n} finite "
-                             f"numbers in CostParams.names() order")
-        names, shared = tuple(self.shared_names), tuple(float(x) for x in self.shared)
-        if len(names) != len(shared) or not all(math.isfinite(x) and x >= 0 for x in shared):
-            raise ValueError(f"FlowLoad shared={list(shared)} for shared_names="
-                             f"{list(names)}: need one finite value >= 0 per name")
-        if not (math.isfinite(self.private) and self.private >= 0):
-            raise ValueError(f"FlowLoad private={self.private!r}: must be a finite number >= 0")
-        object.__setattr__(self, "shared_names", names)
-        object.__setattr__(self, "shared", shared)
-        object.__setattr__(self, "private", float(self.private))
-        priced = coef.copy()
-        priced[_C2C_COL] = 0.0  # the line stations price the transfers
-        object.__setattr__(self, "coef", coef)
-        object.__setattr__(self, "_coef", priced)
+#: every input a price needs, with its valid range (one name per quantity)
+INPUTS: dict[str, tuple[float, float]] = {
+    "other_cycles": (0.0, np.inf),          # work outside memcg per unit, cycles
+    "busiest_cpu_share": (0.0, 1.0),        # of a unit's CPU cycles, on the busiest CPU
+    "cpu_ghz": (1e-3, np.inf),              # core clock
+    "hold_cycles": (0.0, np.inf),           # a shared line's hold time per transfer
+    "hold_cycles_cross": (0.0, np.inf),     # ... per transfer that crosses sockets
+    "cross_socket_fraction": (0.0, 1.0),    # of shared-line transfers
+    "smt_gain": (0.0, 1.0),                 # a paired core's extra work, of one thread's
+    "cpus_per_flow": (1e-3, np.inf),        # hardware threads one flow keeps busy
+    "cpus": (1.0, np.inf),                  # hardware threads of the machine
+    "smt": (1.0, 2.0),                      # hardware threads per core
+}
+#: inputs with a default: a private-line transfer's cycles (default ``hold_cycles``)
+OPTIONAL_INPUTS: dict[str, tuple[float, float]] = {"private_cycles": (0.0, np.inf)}
 
 
-def per_flow_rate(load: FlowLoad, draws: Mapping[str, np.ndarray],
-                  profile: MachineProfile) -> np.ndarray:
-    """Units of work per second per flow at each point of ``draws`` (module doc).
-
-    A flow on one hardware thread runs all its cycles there, whatever
-    ``busiest_cpu_share`` the draw holds.
-    """
-    missing = [k for k in (*DRAWN, *CostParams.names()) if k not in draws]
+def _inputs(point: Mapping[str, ArrayLike], p: int) -> tuple[int, dict[str, np.ndarray]]:
+    """Every input as a ``(B, 1)`` or ``(B, P)`` array, and the batch size B."""
+    missing = [k for k in INPUTS if k not in point]
     if missing:
-        raise ValueError(f"draws lack {', '.join(missing)}; chargepath_space draws them")
-    cost = np.column_stack([np.asarray(draws[n], dtype=float) for n in CostParams.names()])
-    memcg = cost @ load._coef
-    names = load.shared_names or _NO_SHARED
-    shared: Sequence[float] = list(load.shared) or [0.0]
-    path = ChargePathLoad(clients=[load.flows], names=names, shared=[shared],
-                          private=[load.private], memcg_cycles=memcg[:, None])
-    one = load.cpus_per_flow == 1
-    params = ChargePathParams(
-        other_cycles=draws["other_cycles"],
-        busiest_cpu_share=1.0 if one else draws["busiest_cpu_share"], ghz=draws["cpu_ghz"],
-        c2c_cycles=draws["c2c_transfer"], c2c_cross_cycles=draws["c2c_transfer_cross_socket"],
-        cross_socket_fraction=draws["cross_socket_fraction"],
-        cycles_per_sharer=draws["contended_rmw_per_sharer"], cpus=float(profile.cpus),
-        smt=float(profile.smt), smt_gain=draws["smt_gain"],
-        cpus_per_flow=float(load.cpus_per_flow))
-    return chargepath_throughput(path, params).per_flow_rate[:, 0]
+        raise ValueError(f"inputs lack {', '.join(missing)}; the pricing core needs "
+                         f"{', '.join(INPUTS)}")
+    out, sizes = {}, set()
+    for name, (lo, hi) in (INPUTS | OPTIONAL_INPUTS).items():
+        if name not in point:
+            continue
+        v = np.asarray(point[name], dtype=float)
+        v = v.reshape(1, 1) if v.ndim == 0 else v[:, None] if v.ndim == 1 else v
+        if v.ndim != 2 or v.shape[1] not in (1, p) or not np.all(
+                np.isfinite(v) & (v >= lo) & (v <= hi)):
+            raise ValueError(f"{name}={np.asarray(point[name]).tolist()}: must be a number, "
+                             f"a (B,) or a (B, {p}) array of numbers between {lo} and {hi}")
+        sizes.add(v.shape[0])
+        out[name] = v
+    sizes.discard(1)
+    if len(sizes) > 1:
+        raise ValueError(f"inputs have batch sizes {sorted(sizes)}: all must have one "
+                         "length B (the parameter points) or be scalars")
+    return (sizes.pop() if sizes else 1), out
 
 
-def throughput_change(base: FlowLoad, new: FlowLoad, draws: Mapping[str, np.ndarray],
-                      profile: MachineProfile) -> np.ndarray:
-    """% change of throughput per flow, ``new`` against ``base``, at the same points (a
-    loss is negative)."""
-    before = per_flow_rate(base, draws, profile)
-    after = per_flow_rate(new, draws, profile)
-    return (after / before - 1.0) * 100.0
+def price_flows(load: FlowLoad, point: Mapping[str, ArrayLike]) -> NetworkResult:
+    """The network of ``load`` at every point and flow count, ``(B, P)`` (module doc).
+
+    The result's ``per_instance`` is units of work per second per flow.
+    """
+    flows = np.asarray(load.flows, dtype=np.int64)[None, :]                 # (1, P)
+    b, v = _inputs(point, flows.size)
+    memcg = np.atleast_2d(load.memcg_cycles)
+    if memcg.shape[0] not in (1, b) and b != 1:
+        raise ValueError(f"load.memcg_cycles has {memcg.shape[0]} rows: must be 1 or the "
+                         f"inputs' batch of {b} points")
+    hz = v["cpu_ghz"] * 1e9
+    busiest = np.maximum(v["busiest_cpu_share"], 1.0 / v["cpus_per_flow"])
+    slow = cpu_slowdown(flows, v["cpus_per_flow"], v["cpus"], v["smt"], v["smt_gain"])
+    cpu = (memcg + v["other_cycles"]) * busiest * slow / hz
+    private = load.private[None, :] * v.get("private_cycles", v["hold_cycles"]) / hz
+    x = v["cross_socket_fraction"]
+    hold = ((1.0 - x) * v["hold_cycles"] + x * v["hold_cycles_cross"]) / hz
+    lines = load.shared[None, :, :] * hold[..., None]
+    return closed_network(flows, cpu, private, lines, load.shared_names)
+
+
+def per_flow_rate(load: FlowLoad, point: Mapping[str, ArrayLike]) -> np.ndarray:
+    """Units of work per second per flow, ``(B, P)``: :func:`price_flows`' ``per_instance``."""
+    return price_flows(load, point).per_instance
+
+
+def throughput_change(base: FlowLoad, new: FlowLoad,
+                      point: Mapping[str, ArrayLike]) -> np.ndarray:
+    """% change of throughput per flow, ``new`` against ``base``, at the same points and
+    flow counts, ``(B, P)`` (a loss is negative)."""
+    if base.flows != new.flows:
+        raise ValueError(f"flows {list(base.flows)} and {list(new.flows)}: both loads must be "
+                         "counted at the same flow counts")
+    return (per_flow_rate(new, point) / per_flow_rate(base, point) - 1.0) * 100.0

@@ -3,9 +3,9 @@
 :func:`chargepath_space` assembles them into an :class:`~memcglab.uncertainty.Space`:
 
 * the machine profile's hardware priors: the line transfers (``c2c_transfer``,
-  ``c2c_transfer_cross_socket``), ``contended_rmw_per_sharer``, the clock ``cpu_ghz``,
-  every cost-model parameter (:meth:`memcglab.cost.CostParams.names`) and ``smt_gain``
-  (:data:`SMT_GAIN_FALLBACK` for a profile without one);
+  ``c2c_transfer_cross_socket``), the clock ``cpu_ghz``, every cost-model parameter
+  (:meth:`memcglab.cost.CostParams.names`) and ``smt_gain`` (:data:`SMT_GAIN_FALLBACK`
+  for a profile without one);
 * the work outside memcg per unit of the workload, ``other_cycles``
   (:func:`other_cycles_prior`: :data:`OTHER_CYCLES` per workload; ``netperf_rx`` takes the
   profile's ``other_cycles_per_packet``, its 10 KiB message);
@@ -16,6 +16,9 @@
 * the caller's modelling alternatives and trace seeds.
 
 The order of the priors is part of the result: the same space draws the same points.
+:func:`core_inputs` maps a draw of this space to the pricing core's inputs
+(:data:`memcglab.pricing.chargepath.INPUTS`): the studies' hold time per transfer is the
+profile's cache-to-cache transfer prior itself.
 
 >>> from memcglab.hardware import load_profile
 >>> space = chargepath_space(load_profile("butt-netperf-72cpu"), "tcp_rr", 2,
@@ -31,18 +34,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from numpy.typing import ArrayLike
+
 from memcglab.cost import CostParams
 from memcglab.hardware import MachineProfile
 from memcglab.uncertainty import Alternative, Prior, Space
 
-__all__ = ["BUSIEST_CPU_SHARE", "HARDWARE_PRIORS", "OTHER_CYCLES", "PROFILE_OTHER_CYCLES",
-           "SMT_GAIN_FALLBACK", "WORKLOADS", "busiest_cpu_prior", "chargepath_space",
-           "cross_socket_prior", "other_cycles_prior"]
+__all__ = ["BUSIEST_CPU_SHARE", "DRAWN", "HARDWARE_PRIORS", "OTHER_CYCLES",
+           "PROFILE_OTHER_CYCLES", "SMT_GAIN_FALLBACK", "WORKLOADS", "busiest_cpu_prior",
+           "chargepath_space", "core_inputs", "cross_socket_prior", "other_cycles_prior"]
 
-#: the profile's priors every price draws, in the space's order (names once each)
+#: the profile's priors every price draws, in the space's order (names once each).
+#: ``contended_rmw_per_sharer`` is not among them: the pricing core models contention
+#: once, as a line's queueing, with no cost per sharer on top (issue 17)
 HARDWARE_PRIORS: tuple[str, ...] = tuple(dict.fromkeys(
-    ("c2c_transfer", "c2c_transfer_cross_socket", "contended_rmw_per_sharer", "cpu_ghz",
-     *CostParams.names())))
+    ("c2c_transfer", "c2c_transfer_cross_socket", "cpu_ghz", *CostParams.names())))
+#: the names :func:`core_inputs` reads from a draw (besides the cost model's)
+DRAWN: tuple[str, ...] = ("other_cycles", "busiest_cpu_share", "cpu_ghz", "c2c_transfer",
+                          "c2c_transfer_cross_socket", "cross_socket_fraction", "smt_gain")
 
 _RR_SOURCE = ("my inference, not a measurement: a loopback request/response round trip "
               "runs two sendmsg/recvmsg pairs, two softirq receives and two wakeups; "
@@ -144,6 +153,36 @@ def chargepath_space(profile: MachineProfile, workload: str, cpus_per_flow: int,
                "smt_gain": profile.priors.get("smt_gain", SMT_GAIN_FALLBACK),
                "cross_socket_fraction": cross_socket_prior(profile),
                "busiest_cpu_share": busiest_cpu_prior(cpus_per_flow)}
-    # c2c_transfer prices the line stations (per_flow_rate ignores the cost model's use).
+    # c2c_transfer is the line stations' hold time (core_inputs) and the cost model's
+    # transfer price; the core leaves the cost model's transfer units to the stations.
     alts = [Alternative(k, tuple(v)) for k, v in alternatives.items() if len(v) > 1]
     return Space(list(priors.values()), alts, seeds=list(seeds))
+
+
+def core_inputs(draws: Mapping[str, ArrayLike], profile: MachineProfile,
+                cpus_per_flow: int) -> dict[str, ArrayLike]:
+    """The pricing core's inputs (:data:`memcglab.pricing.chargepath.INPUTS`) at the points
+    of a :func:`chargepath_space` draw, for flows that keep ``cpus_per_flow`` threads busy.
+
+    The hold time per transfer is the drawn ``c2c_transfer`` (within a socket) and
+    ``c2c_transfer_cross_socket``: the studies take the profile's transfer prior as the
+    hold time (``memcglab predict`` scales it by a calibrated ``hold_scale``). The
+    machine's ``cpus`` and ``smt`` are the profile's.
+
+    >>> from memcglab.hardware import load_profile
+    >>> p = load_profile("butt-netperf-72cpu")
+    >>> d = chargepath_space(p, "tcp_rr", 2, {}, [0]).at()
+    >>> x = core_inputs(d, p, 2)
+    >>> bool(x["hold_cycles"][0] == d["c2c_transfer"][0]), x["cpus"], x["cpus_per_flow"]
+    (True, 72.0, 2.0)
+    """
+    missing = [k for k in DRAWN if k not in draws]
+    if missing:
+        raise ValueError(f"draws lack {', '.join(missing)}; chargepath_space draws them")
+    return {"other_cycles": draws["other_cycles"],
+            "busiest_cpu_share": draws["busiest_cpu_share"], "cpu_ghz": draws["cpu_ghz"],
+            "hold_cycles": draws["c2c_transfer"],
+            "hold_cycles_cross": draws["c2c_transfer_cross_socket"],
+            "cross_socket_fraction": draws["cross_socket_fraction"],
+            "smt_gain": draws["smt_gain"], "cpus_per_flow": float(cpus_per_flow),
+            "cpus": float(profile.cpus), "smt": float(profile.smt)}

@@ -1,4 +1,4 @@
-"""Counted loads priced into throughput per flow, exercised without any study."""
+"""The pricing core's load type and pricing function, exercised without any study."""
 
 from __future__ import annotations
 
@@ -13,105 +13,165 @@ from hypothesis import strategies as st
 import memcglab.pricing
 from memcglab.cost import CostParams
 from memcglab.hardware import load_profile
-from memcglab.pricing import FlowLoad, chargepath_space, per_flow_rate, throughput_change
-from memcglab.queueing import ChargePathLoad, ChargePathParams, chargepath_throughput
+from memcglab.pricing import (
+    INPUTS,
+    FlowLoad,
+    charge_cycles,
+    chargepath_space,
+    closed_network,
+    core_inputs,
+    cpu_slowdown,
+    per_flow_rate,
+    price_flows,
+    throughput_change,
+)
 
 PROFILE = load_profile("butt-netperf-72cpu")
 N = len(CostParams.names())
 C2C = CostParams.names().index("c2c_transfer")
+#: round figures, not fits
+POINT = {"other_cycles": 12_000.0, "busiest_cpu_share": 0.6, "cpu_ghz": 2.7,
+         "hold_cycles": 150.0, "hold_cycles_cross": 350.0, "cross_socket_fraction": 0.5,
+         "smt_gain": 0.25, "cpus_per_flow": 2.0, "cpus": 72.0, "smt": 2.0}
 
 
-def _load(shared: float = 0.5, coef: float | np.ndarray = 1.0, **kw) -> FlowLoad:
-    coef = np.broadcast_to(coef, (N,)) if np.ndim(coef) == 0 else coef
-    return FlowLoad(**{"flows": 36, "coef": coef, "shared_names": ("usage:root",),
-                       "shared": (shared,), "private": 0.2, **kw})
+def _load(shared: float = 0.5, flows=36, memcg=200.0) -> FlowLoad:
+    return FlowLoad(flows=flows, memcg_cycles=memcg, shared_names=("usage:root",),
+                    shared=[shared], private=0.2)
 
 
 def _draws(n: int = 64, workload: str = "tcp_rr", cpus_per_flow: int = 2):
     return chargepath_space(PROFILE, workload, cpus_per_flow, {}, [0]).sample(n)
 
 
-def test_the_rate_is_the_contention_models_at_the_drawn_inputs():
-    d, load = _draws(), _load()
-    coef = load.coef.copy()
-    coef[C2C] = 0.0
-    memcg = np.column_stack([d[n] for n in CostParams.names()]) @ coef
-    params = ChargePathParams(
-        other_cycles=d["other_cycles"], busiest_cpu_share=d["busiest_cpu_share"],
-        ghz=d["cpu_ghz"], c2c_cycles=d["c2c_transfer"],
-        c2c_cross_cycles=d["c2c_transfer_cross_socket"],
-        cross_socket_fraction=d["cross_socket_fraction"],
-        cycles_per_sharer=d["contended_rmw_per_sharer"], cpus=72.0, smt=2.0,
-        smt_gain=d["smt_gain"], cpus_per_flow=2.0)
-    path = ChargePathLoad(clients=[36], names=("usage:root",), shared=[[0.5]], private=[0.2],
-                          memcg_cycles=memcg[:, None])
-    want = chargepath_throughput(path, params).per_flow_rate[:, 0]
-    np.testing.assert_array_equal(per_flow_rate(load, d, PROFILE), want)
+def test_the_price_is_the_network_of_the_stations_the_module_doc_names():
+    """By hand at 2 GHz: CPU (200 + 12000) * 0.6 * slowdown(36 flows) / 2e9; private 0.2 *
+    150 / 2e9; the line 0.5 * (0.5 * 150 + 0.5 * 350) / 2e9."""
+    r = price_flows(_load(), POINT | {"cpu_ghz": 2.0})
+    slow = float(cpu_slowdown(36, 2.0, 72.0, 2.0, 0.25))
+    want = closed_network(36, [12_200 * 0.6 * slow / 2e9], [0.2 * 150 / 2e9],
+                          [[0.5 * 250 / 2e9]], ("usage:root",))
+    np.testing.assert_allclose(r.demands[0, 0], want.demands[0], rtol=1e-13)
+    np.testing.assert_allclose(r.per_instance[0, 0], want.per_instance[0], rtol=1e-13)
+    assert r.stations == ("cpu", "private lines", "usage:root")
 
 
-def test_the_cost_models_c2c_units_are_left_to_the_line_stations():
+def test_contention_is_the_queue_alone_no_cost_per_sharer():
+    """The hold time per transfer is the input's, whatever the number of writers."""
+    r = price_flows(_load(flows=[1, 8, 36]), POINT)
+    hold = r.demands[0, :, 2] / 0.5 * 2.7e9
+    assert hold.tolist() == pytest.approx([250.0] * 3)
+
+
+def test_private_cycles_price_the_private_lines_only():
+    base = price_flows(_load(), POINT)
+    cheap = price_flows(_load(), POINT | {"private_cycles": 0.0})
+    assert cheap.demands[0, 0, 1] == 0.0
+    assert cheap.demands[0, 0, 2] == base.demands[0, 0, 2]
+
+
+def test_a_hold_time_per_flow_count_prices_each_count_with_its_own():
+    load = _load(flows=[6, 36])
+    per_count = price_flows(load, POINT | {"hold_cycles": [[100.0, 400.0]],
+                                           "hold_cycles_cross": [[100.0, 400.0]]})
+    for j, h in enumerate((100.0, 400.0)):
+        one = price_flows(_load(flows=load.flows[j]), POINT | {"hold_cycles": h,
+                                                               "hold_cycles_cross": h})
+        assert per_count.per_instance[0, j] == pytest.approx(one.per_instance[0, 0], rel=1e-13)
+
+
+def test_the_busiest_cpu_runs_at_least_an_even_share():
+    one_cpu = POINT | {"cpus_per_flow": 1.0}
+    np.testing.assert_array_equal(per_flow_rate(_load(), one_cpu),
+                                  per_flow_rate(_load(), one_cpu | {"busiest_cpu_share": 1.0}))
+    assert per_flow_rate(_load(), POINT)[0, 0] > per_flow_rate(
+        _load(), POINT | {"busiest_cpu_share": 1.0})[0, 0]
+
+
+def test_a_batch_equals_one_point_at_a_time():
+    d = _draws(8)
+    x = core_inputs(d, PROFILE, 2)
+    load = _load(flows=[4, 36], memcg=np.arange(16.0).reshape(8, 2) * 10)
+    batch = per_flow_rate(load, x)
+    for i in range(8):
+        one = {k: (np.asarray(v)[i] if np.ndim(v) else v) for k, v in x.items()}
+        alone = FlowLoad(flows=[4, 36], memcg_cycles=load.memcg_cycles[i],
+                         shared_names=load.shared_names, shared=load.shared,
+                         private=load.private)
+        np.testing.assert_allclose(batch[i], per_flow_rate(alone, one)[0], rtol=1e-13)
+
+
+def test_charge_cycles_leave_the_cost_models_transfers_to_the_line_stations():
     d = _draws()
-    with_c2c = np.ones(N)
+    units = np.ones(N)
+    with_c2c = units.copy()
     with_c2c[C2C] = 1e6
-    np.testing.assert_array_equal(per_flow_rate(_load(), d, PROFILE),
-                                  per_flow_rate(_load(coef=with_c2c), d, PROFILE))
-    assert _load(coef=with_c2c).coef[C2C] == 1e6  # kept as counted, ignored when priced
+    np.testing.assert_array_equal(charge_cycles(units, d), charge_cycles(with_c2c, d))
+    assert with_c2c[C2C] == 1e6  # the caller's units are not changed
 
 
-def test_one_cpu_per_flow_ignores_the_drawn_busiest_share():
-    d = _draws()
-    one = _load(cpus_per_flow=1)
-    forced = {k: np.asarray(d[k]) for k in d.values} | {"busiest_cpu_share": np.ones(d.n)}
-    np.testing.assert_array_equal(per_flow_rate(one, d, PROFILE),
-                                  per_flow_rate(one, forced, PROFILE))
-    assert not np.array_equal(per_flow_rate(_load(), d, PROFILE),
-                              per_flow_rate(_load(), forced, PROFILE))
-
-
-def test_a_load_without_shared_lines_prices_its_cpu_time_alone():
-    d = _draws()
-    bare = FlowLoad(flows=4, coef=np.zeros(N))
-    empty = FlowLoad(flows=4, coef=np.zeros(N), shared_names=("usage:x",), shared=(0.0,))
-    np.testing.assert_array_equal(per_flow_rate(bare, d, PROFILE),
-                                  per_flow_rate(empty, d, PROFILE))
-    np.testing.assert_array_equal(throughput_change(bare, bare, d, PROFILE), 0.0)
+def test_core_inputs_take_the_drawn_transfer_as_the_hold_time():
+    d = _draws(4)
+    x = core_inputs(d, PROFILE, 1)
+    np.testing.assert_array_equal(x["hold_cycles"], d["c2c_transfer"])
+    np.testing.assert_array_equal(x["hold_cycles_cross"], d["c2c_transfer_cross_socket"])
+    assert set(x) == set(INPUTS) and x["cpus"] == PROFILE.cpus and x["cpus_per_flow"] == 1.0
+    assert "contended_rmw_per_sharer" not in chargepath_space(PROFILE, "tcp_rr", 2, {},
+                                                              [0]).varying
 
 
 @settings(max_examples=25, deadline=None)
 @given(low=st.floats(0.0, 5.0), extra=st.floats(0.01, 5.0), flows=st.integers(1, 64))
 def test_more_shared_transfers_never_raise_the_rate(low, extra, flows):
-    d = _draws(16)
+    x = core_inputs(_draws(16), PROFILE, 2)
     a, b = _load(shared=low, flows=flows), _load(shared=low + extra, flows=flows)
-    change = throughput_change(a, b, d, PROFILE)
-    assert np.all(change <= 1e-9)
-    np.testing.assert_array_equal(throughput_change(a, a, d, PROFILE), 0.0)
+    assert np.all(throughput_change(a, b, x) <= 1e-9)
+    np.testing.assert_array_equal(throughput_change(a, a, x), 0.0)
 
 
 def test_the_change_is_new_over_base_in_percent():
-    d = _draws(8)
+    x = core_inputs(_draws(8), PROFILE, 2)
     a, b = _load(shared=0.1), _load(shared=3.0)
-    want = (per_flow_rate(b, d, PROFILE) / per_flow_rate(a, d, PROFILE) - 1.0) * 100.0
-    np.testing.assert_array_equal(throughput_change(a, b, d, PROFILE), want)
+    want = (per_flow_rate(b, x) / per_flow_rate(a, x) - 1.0) * 100.0
+    np.testing.assert_array_equal(throughput_change(a, b, x), want)
+    with pytest.raises(ValueError, match="same flow counts"):
+        throughput_change(a, _load(flows=4), x)
 
 
 @pytest.mark.parametrize(("kw", "match"), [
-    ({"flows": 0}, "flows=0"),
-    ({"cpus_per_flow": 0}, "cpus_per_flow=0"),
-    ({"coef": np.ones(N - 1)}, "coef has shape"),
-    ({"coef": np.full(N, np.nan)}, "coef has shape"),
-    ({"shared_names": ("usage:a", "usage:b")}, "one finite value >= 0 per name"),
-    ({"shared": -1.0}, "one finite value >= 0 per name"),
-    ({"private": float("inf")}, "private=inf"),
+    ({"flows": 0}, r"flows=\[0\]"),
+    ({"flows": [3, True]}, r"flows=\[3, True\]"),
+    ({"shared": [1.0, 2.0]}, r"shared has shape \(2,\): must be \(1, 1\)"),
+    ({"shared": [[1.0, 2.0]]}, r"shared has shape \(1, 2\): must be \(1, 1\)"),
+    ({"shared": [-1.0]}, "shared has shape"),
+    ({"private": float("inf")}, "private has shape"),
+    ({"memcg_cycles": [1.0, 2.0]}, r"memcg_cycles has shape \(2,\): must be \(1,\) or"),
 ])
 def test_a_bad_load_is_named(kw, match):
+    args = {"flows": 36, "memcg_cycles": 1.0, "shared_names": ("usage:root",),
+            "shared": [0.5], "private": 0.2} | kw
     with pytest.raises(ValueError, match=match):
-        _load(**kw)
+        FlowLoad(**args)
 
 
-def test_draws_lacking_an_input_are_named():
-    d = {k: np.asarray(v) for k, v in _draws(2).values.items() if k != "smt_gain"}
-    with pytest.raises(ValueError, match="draws lack smt_gain"):
-        per_flow_rate(_load(), d, PROFILE)
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"smt": 3.0}, r"smt=3.0: must be a number, a \(B,\) or a \(B, 1\) array of numbers "
+                   r"between 1.0 and 2.0"),
+    ({"busiest_cpu_share": 1.5}, "busiest_cpu_share=1.5"),
+    ({"cpu_ghz": [2.0, np.nan]}, "cpu_ghz="),
+    ({"cpu_ghz": [2.0, 3.0], "hold_cycles": [1.0, 2.0, 3.0]}, r"batch sizes \[2, 3\]"),
+    ({"private_cycles": -1.0}, "private_cycles=-1.0"),
+])
+def test_bad_inputs_are_named(kw, match):
+    with pytest.raises(ValueError, match=match):
+        price_flows(_load(), POINT | kw)
+
+
+def test_missing_inputs_are_named():
+    with pytest.raises(ValueError, match="inputs lack smt_gain; the pricing core needs"):
+        price_flows(_load(), {k: v for k, v in POINT.items() if k != "smt_gain"})
+    with pytest.raises(ValueError, match="memcg_cycles has 3 rows"):
+        price_flows(_load(memcg=np.ones((3, 1))), POINT | {"cpu_ghz": [2.0, 2.5]})
 
 
 def test_the_pricing_layer_knows_no_study_and_no_published_number():
@@ -123,3 +183,12 @@ def test_the_pricing_layer_knows_no_study_and_no_published_number():
             for name in names:
                 assert not name.startswith(("memcglab.studies", "memcglab.published",
                                             "memcglab.stats")), f"{path.name} imports {name}"
+
+
+def test_the_pricing_core_is_the_only_network():
+    """No module of the package but the core's builds a network from the MVA solver
+    (the studies that still do are named, for issue 22's closing note)."""
+    root = Path(memcglab.pricing.__file__).parent.parent
+    users = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                   if "mva_at(" in p.read_text() and "queueing" not in p.parts)
+    assert users == ["pricing/network.py", "studies/s04_layout_false_sharing/pricing.py"]

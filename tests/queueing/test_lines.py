@@ -64,7 +64,7 @@ def test_missing_parent_is_named():
 
 def test_netperf_load_shapes():
     load = netperf_load([2, 5], "multi", messages=3000, seed=1)
-    assert load.names == ("usage:0", "usage:1")
+    assert load.flows == (2, 5) and load.shared_names == ("usage:0", "usage:1")
     assert np.asarray(load.shared).shape == (2, 2)
     assert np.all(np.asarray(load.memcg_cycles) > 0)
     with pytest.raises(ValueError, match="model='nope'"):

@@ -28,7 +28,8 @@ import pandas as pd
 from memcglab.cost import CostParams, cycles_per_op
 from memcglab.engine import replay_compiled
 from memcglab.hardware import load_profile
-from memcglab.queueing import ChargePathLoad, line_counts, trace_parents
+from memcglab.pricing import FlowLoad
+from memcglab.queueing import line_counts, trace_parents
 from memcglab.studies.common.measure import lookup_slots, metrics, scan_lines
 from memcglab.studies.s01_single_vs_multi.prereg import Study01Prereg
 from memcglab.workloads import NetperfRxSpec, netperf_rx
@@ -48,10 +49,10 @@ def cost_params(profile: str = PROFILE) -> CostParams:
 @dataclass(frozen=True)
 class TraceCounts:
     """Counts of every replay (``table``, one row per key, model and client count) and
-    the queueing model's load per (release, ancestors, seed, model) (``loads``)."""
+    the pricing core's load per (release, ancestors, seed, model) (``loads``)."""
 
     table: pd.DataFrame
-    loads: dict[tuple[Any, ...], ChargePathLoad]
+    loads: dict[tuple[Any, ...], FlowLoad]
 
 
 def _spec(r: Study01Prereg, clients: int, release: str, ancestors: int, seed: int,
@@ -108,5 +109,5 @@ def count_traces(r: Study01Prereg, quick: bool, clients: Sequence[int] | None = 
                 acc[1].append(cyc)
         for model, (counts, cycles) in per_model.items():
             loads[(release, int(ancestors), int(seed), model)] = \
-                ChargePathLoad.from_counts(clients, counts, cycles)
+                FlowLoad.from_counts(clients, counts, cycles)
     return TraceCounts(pd.DataFrame(rows), loads)

@@ -26,10 +26,19 @@ from typing import Any
 from memcglab.resources import data_dir
 from memcglab.uncertainty import Alternative, Prior, Space
 
-__all__ = ["Study01Prereg", "load_prereg", "prereg_path", "TRACE_VARIANTS"]
+__all__ = ["Study01Prereg", "load_prereg", "prereg_path", "FITTED", "REGISTERED_FIT",
+           "TRACE_VARIANTS"]
 
 #: the variants that change the trace (the rest act on the queueing model only)
 TRACE_VARIANTS: tuple[str, ...] = ("release", "ancestors")
+#: the fitted parameters as the registration names them (study01.toml's fit.parameters).
+#: The registration is pinned by SHA-256 and cannot be renamed; ``c2c_cycles`` is the
+#: hold time of a within-socket shared-line transfer, which the pricing core calls
+#: ``hold_cycles``: :data:`FITTED` maps the names, here at the boundary and nowhere else
+REGISTERED_FIT: tuple[str, ...] = ("other_cycles", "c2c_cycles")
+#: registered name -> the pricing core's (memcglab.pricing.INPUTS)
+FITTED: dict[str, str] = dict(zip(REGISTERED_FIT, ("other_cycles", "hold_cycles"),
+                                  strict=True))
 
 
 def prereg_path() -> Path:
@@ -39,7 +48,11 @@ def prereg_path() -> Path:
 
 @dataclass(frozen=True)
 class Study01Prereg:
-    """The registration's values; ``sha256`` identifies the file that fixed them."""
+    """The registration's values; ``sha256`` identifies the file that fixed them.
+
+    ``fit_names`` are the registration's names (:data:`REGISTERED_FIT`); the fit itself
+    (:mod:`memcglab.stats.netperf_fit`) speaks the pricing core's (:data:`FITTED`).
+    """
 
     sha256: str
     clients: tuple[int, ...]
@@ -106,9 +119,9 @@ def load_prereg(path: str | Path | None = None) -> Study01Prereg:
                          "need schema 1 and study '01'")
     fit = doc["fit"]
     names = tuple(fit["parameters"])
-    if names != ("other_cycles", "c2c_cycles"):
-        raise ValueError(f"{p}: fit.parameters={list(names)}: this study fits other_cycles "
-                         "and c2c_cycles")
+    if names != REGISTERED_FIT:
+        raise ValueError(f"{p}: fit.parameters={list(names)}: this study fits "
+                         f"{' and '.join(REGISTERED_FIT)}")
     lo, hi, x0 = (tuple(float(v) for v in fit[k]) for k in ("lower", "upper", "x0"))
     if not all(a < x < b for a, x, b in zip(lo, x0, hi, strict=True)):
         raise ValueError(f"{p}: fit x0={x0} must lie strictly inside lower={lo}, upper={hi}")

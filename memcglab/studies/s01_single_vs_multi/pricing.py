@@ -5,9 +5,11 @@
 (:class:`~memcglab.uncertainty.Draws` of the registration's
 :class:`~memcglab.uncertainty.Space`: priors, variants, seeds): for each point it takes
 the single stock's load of that point's trace (release, ancestors, seed), fits
-``other_cycles`` and ``c2c_cycles`` on the published "without" column
-(:func:`memcglab.stats.netperf_fit.fit_without`), and predicts the multi stock's
-per-flow Mbps with the same parameters. Results are cached by input point, so the
+``other_cycles`` and the within-socket hold time ``hold_cycles`` (the registration names
+it otherwise: :data:`~memcglab.studies.s01_single_vs_multi.prereg.FITTED`) on the
+published "without" column (:func:`memcglab.stats.netperf_fit.fit_without`), and
+predicts the multi stock's per-flow Mbps with the same parameters, all through the
+pricing core (:func:`memcglab.pricing.price_flows`). Results are cached by input point, so the
 quantities a study summarises (one per row, the MAPE, the gain) share one fit per point.
 
 :func:`predict_with` samples the space, takes the median and the central 90% band per
@@ -26,11 +28,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from memcglab.pricing import group_points
-from memcglab.queueing import ChargePathLoad, ChargePathParams, chargepath_throughput
+from memcglab.pricing import FlowLoad, group_points
 from memcglab.results import write_parquet_atomic
-from memcglab.stats.netperf_fit import fit_without, predict
-from memcglab.studies.s01_single_vs_multi.prereg import Study01Prereg
+from memcglab.stats.netperf_fit import PER_SHARER, fit_without, predict, price
+from memcglab.studies.s01_single_vs_multi.prereg import FITTED, REGISTERED_FIT, Study01Prereg
 from memcglab.uncertainty import Draws, Space
 
 __all__ = ["ContentionModel", "Evaluation", "Prediction", "loads_from_table",
@@ -41,8 +42,8 @@ PREDICTIONS = "predictions.parquet"
 _LINE = "line:"
 
 
-def loads_from_table(table: pd.DataFrame) -> dict[tuple[Any, ...], ChargePathLoad]:
-    """The queueing model's load per (release, ancestors, seed, model), from the counts
+def loads_from_table(table: pd.DataFrame) -> dict[tuple[Any, ...], FlowLoad]:
+    """The pricing core's load per (release, ancestors, seed, model), from the counts
     table of :func:`memcglab.studies.s01_single_vs_multi.study.run` (its ``line:*`` columns)."""
     lines = [c for c in table.columns if c.startswith(_LINE)]
     out = {}
@@ -50,11 +51,11 @@ def loads_from_table(table: pd.DataFrame) -> dict[tuple[Any, ...], ChargePathLoa
         g = g.sort_values("clients")
         shared = g[lines].fillna(0.0).to_numpy(float)
         used = shared.sum(axis=0) > 0
-        out[(key[0], int(key[1]), int(key[2]), key[3])] = ChargePathLoad(
-            clients=g["clients"].to_numpy(int).tolist(),
-            names=tuple(c[len(_LINE):] for c, u in zip(lines, used, strict=True) if u),
-            shared=shared[:, used], private=g["private_transfers_per_op"].to_numpy(float),
-            memcg_cycles=g["memcg_cycles_per_op"].to_numpy(float))
+        out[(key[0], int(key[1]), int(key[2]), key[3])] = FlowLoad(
+            flows=tuple(g["clients"].to_numpy(int).tolist()),
+            memcg_cycles=g["memcg_cycles_per_op"].to_numpy(float),
+            shared_names=tuple(c[len(_LINE):] for c, u in zip(lines, used, strict=True) if u),
+            shared=shared[:, used], private=g["private_transfers_per_op"].to_numpy(float))
     return out
 
 
@@ -64,7 +65,7 @@ class Evaluation:
     Mbps ``(n, P)``, and the fit's MAPE on "without"."""
 
     other_cycles: np.ndarray
-    c2c_cycles: np.ndarray
+    hold_cycles: np.ndarray
     fitted_without: np.ndarray
     predicted_with: np.ndarray
     fit_mape_pct: np.ndarray
@@ -81,23 +82,30 @@ class ContentionModel:
 
     def __init__(self, prereg: Study01Prereg, table: pd.DataFrame,
                  without_mbps: np.ndarray) -> None:
+        # the registered start and bounds are in the registration's order; the fit's is
+        # (other_cycles, hold_cycles)
+        fitted = tuple(FITTED[n] for n in prereg.fit_names)
+        if fitted != ("other_cycles", "hold_cycles"):
+            raise ValueError(f"fit.parameters={list(prereg.fit_names)}: the fit takes "
+                             f"{', then '.join(REGISTERED_FIT)} (the hold time)")
         self.prereg = prereg
         self.loads = loads_from_table(table)
         self.without = np.asarray(without_mbps, dtype=float)
         self._cache: dict[str, Evaluation] = {}
 
     def params(self, d: Draws) -> dict[str, np.ndarray]:
-        """The queueing model's inputs at each point, from the priors and the variants."""
+        """The pricing core's inputs at each point but the two fitted ones, from the
+        priors and the variants, and the registered per-sharer cost
+        (:func:`memcglab.stats.netperf_fit.registered_inputs`)."""
         cpf = np.asarray(d["cpus_per_flow"], dtype=float)
         even = np.asarray(d["busiest_cpu_share"]) == "even"
         topo = [self.prereg.topology[str(t)] for t in d["topology"]]
-        return {"cpu_ghz": d["cpu_ghz"], "c2c_transfer_cross_socket":
-                d["c2c_transfer_cross_socket"],
-                "contended_rmw_per_sharer": d["contended_rmw_per_sharer"],
+        return {"cpu_ghz": d["cpu_ghz"], "hold_cycles_cross": d["c2c_transfer_cross_socket"],
+                PER_SHARER: d["contended_rmw_per_sharer"],
                 "smt_gain": d["smt_gain"], "cpus_per_flow": cpf,
                 "busiest_cpu_share": np.where(even, 1.0 / cpf, np.maximum(1.0 / cpf, 2 / 3)),
                 "cpus": np.full(d.n, float(self.prereg.trace["cpus"])),
-                "smt_per_core": np.array([float(t["smt"]) for t in topo]),
+                "smt": np.array([float(t["smt"]) for t in topo]),
                 "cross_socket_fraction": np.array([float(t["cross_socket_fraction"])
                                                    for t in topo])}
 
@@ -117,7 +125,7 @@ class ContentionModel:
         p = self.params(d)
         n, nc = d.n, len(self.prereg.clients)
         out = {k: np.empty((n, nc)) for k in ("fitted_without", "predicted_with")}
-        other, c2c, mape = np.empty(n), np.empty(n), np.empty(n)
+        other, hold, mape = np.empty(n), np.empty(n), np.empty(n)
         bound = np.zeros((n, 2), dtype=bool)
         r = self.prereg
         for (release, anc, seed), idx in group_points(d, ("release", "ancestors", "seed")):
@@ -127,10 +135,10 @@ class ContentionModel:
                               r.lower, r.upper)
             out["fitted_without"][idx] = fit.fitted_mbps
             out["predicted_with"][idx] = predict(self.loads[(*trace, r.with_model)], sub,
-                                                 fit.other_cycles, fit.c2c_cycles)
-            other[idx], c2c[idx], mape[idx], bound[idx] = (fit.other_cycles, fit.c2c_cycles,
-                                                           fit.mape_pct, fit.at_bound)
-        ev = Evaluation(other, c2c, out["fitted_without"], out["predicted_with"], mape, bound)
+                                                 fit.other_cycles, fit.hold_cycles)
+            other[idx], hold[idx], mape[idx], bound[idx] = (fit.other_cycles, fit.hold_cycles,
+                                                            fit.mape_pct, fit.at_bound)
+        ev = Evaluation(other, hold, out["fitted_without"], out["predicted_with"], mape, bound)
         if len(self._cache) > 256:
             self._cache.clear()
         self._cache[key] = ev
@@ -147,8 +155,7 @@ class ContentionModel:
         for (release, anc, seed), idx in group_points(d, ("release", "ancestors", "seed")):
             load = self.loads[(str(release), int(anc), int(seed), model)]
             sub = {k: v[idx] for k, v in p.items()}
-            res = chargepath_throughput(load, ChargePathParams.from_params(
-                {**sub, "other_cycles": ev.other_cycles[idx], "c2c_cycles": ev.c2c_cycles[idx]}))
+            res = price(load, sub, ev.other_cycles[idx], ev.hold_cycles[idx])
             r = res.residence[:, column, :]
             memcg = float(np.asarray(load.memcg_cycles, dtype=float).reshape(-1)[column])
             cpu_share = memcg / (memcg + ev.other_cycles[idx])

@@ -207,11 +207,11 @@ def score(pred: Prediction, without_mbps: np.ndarray, with_mbps: np.ndarray,
         "max_abs_error_with_pct": float(rows["error_pct"].abs().max()),
         "fit_mape_without_median_pct": float(np.median(fit.fit_mape_pct)),
         "fit_other_cycles_median": float(np.median(fit.other_cycles)),
-        "fit_c2c_cycles_median": float(np.median(fit.c2c_cycles)),
-        "fit_c2c_at_bound_share": float(fit.at_bound[:, 1].mean()),
-        "fit_c2c_at_upper_share": float((fit.at_bound[:, 1]
-                                         & (fit.c2c_cycles > np.sqrt(r.lower[1] * r.upper[1])))
-                                        .mean()),
+        "fit_hold_cycles_median": float(np.median(fit.hold_cycles)),
+        "fit_hold_at_bound_share": float(fit.at_bound[:, 1].mean()),
+        "fit_hold_at_upper_share": float((fit.at_bound[:, 1]
+                                          & (fit.hold_cycles > np.sqrt(r.lower[1] * r.upper[1])))
+                                         .mean()),
         "fit_other_at_bound_share": float(fit.at_bound[:, 0].mean()),
         "predicted_gain_increasing": bool(np.all(np.diff(gain) > 0)),
         "published_gain_increasing": bool(np.all(np.diff(pub_gain) > 0)),

@@ -211,7 +211,7 @@ def conclusion(df: pd.DataFrame, v: pd.DataFrame, preds: dict[str, UncertainResu
         out.append(f"For the netperf mix as generated ({DEFAULT_SCENARIO}) the change is "
                    f"{_interval(d)}, driver {_st(d)}; break-even (a loss of "
                    f"{p.margin_pct:g}%): {_be(d, 'other_cycles')}; "
-                   f"{_be(d, 'c2c_transfer')}; {_be(d, 'contended_rmw_per_sharer')}.")
+                   f"{_be(d, 'c2c_transfer')}.")
         case = dict(zip(("release", "placement", "migrate"),
                         ((x,) for x in DEFAULT_SCENARIO.split("/")), strict=True))
         sweep = c2c_sweep(net, load_profile(p.netperf_profile), case, range(p.seeds), top_n,

@@ -5,8 +5,10 @@ the change in throughput per flow of the RFC's stock against the multi stock, in
 (a loss is negative), at the largest client count: each stock's counted load per
 message (the shared page_counter usage lines' transfers that
 :func:`~memcglab.studies.s03_pcstock_vs_multi.counts.count_runs` counted, and its cost-model units)
-priced by :func:`memcglab.pricing.throughput_change`. Both stocks are priced at the
-same point: the same hardware costs, the same scenario and the same trace seed. The
+priced by the pricing core (:func:`memcglab.pricing.throughput_change`, the drawn names
+mapped by :func:`memcglab.pricing.core_inputs`: the hold time per transfer is the drawn
+``c2c_transfer``). Both stocks are priced at the same point: the same hardware costs,
+the same scenario and the same trace seed. The
 space is :func:`memcglab.pricing.chargepath_space`'s for ``netperf_rx`` on the multi-memcg thread's
 72-CPU profile (its hardware priors, ``other_cycles_per_packet``, SMT gain,
 cross-socket share, busiest-CPU share) with this study's scenario axes as
@@ -35,7 +37,9 @@ from memcglab.hardware import MachineProfile
 from memcglab.pricing import (
     OTHER_CYCLES,
     FlowLoad,
+    charge_cycles,
     chargepath_space,
+    core_inputs,
     group_points,
     subset,
     throughput_change,
@@ -100,10 +104,11 @@ def _cost(d: Mapping[str, np.ndarray]) -> np.ndarray:
     return np.column_stack([np.asarray(d[n], dtype=float) for n in CostParams.names()])
 
 
-def _load(row: pd.Series, case: Scenario) -> FlowLoad:
-    return FlowLoad(flows=int(row["clients"]), coef=row["coef"],
+def _load(row: pd.Series, d: Mapping[str, np.ndarray]) -> FlowLoad:
+    """One stock's counted load, its charge-path cycles at the points ``d``."""
+    return FlowLoad(flows=int(row["clients"]), memcg_cycles=charge_cycles(row["coef"], d)[:, None],
                     shared_names=tuple(row["shared_names"]), shared=tuple(row["shared"]),
-                    private=float(row["private_per_msg"]), cpus_per_flow=case.cpus_per_flow)
+                    private=float(row["private_per_msg"]))
 
 
 def throughput_change_fn(runs: pd.DataFrame, profile: MachineProfile, clients: int):
@@ -115,8 +120,9 @@ def throughput_change_fn(runs: pd.DataFrame, profile: MachineProfile, clients: i
         for case, seed, idx in _groups(d):
             sub = subset(d, idx)
             key = (case.release, case.placement, case.migrate, seed)
-            out[idx] = throughput_change(_load(table[(*key, BEFORE)], case),
-                                         _load(table[(*key, AFTER)], case), sub, profile)
+            point = core_inputs(sub, profile, case.cpus_per_flow)
+            out[idx] = throughput_change(_load(table[(*key, BEFORE)], sub),
+                                         _load(table[(*key, AFTER)], sub), point)[:, 0]
         return out
     return fn
 

@@ -26,8 +26,8 @@ def test_the_loads_rebuilt_from_the_table_are_the_counted_ones(counted):
     assert set(rebuilt) == set(c.loads)
     for key, load in c.loads.items():
         other = rebuilt[key]
-        assert other.names == load.names
-        for f in ("clients", "shared", "private", "memcg_cycles"):
+        assert other.shared_names == load.shared_names
+        for f in ("flows", "shared", "private", "memcg_cycles"):
             assert np.allclose(getattr(other, f), getattr(load, f)), (key, f)
 
 
@@ -36,7 +36,7 @@ def test_line_transfers_equal_the_queueing_packages_netperf_glue(counted):
     for model in (r.without_model, r.with_model):
         theirs = netperf_load(list(CLIENTS), model, messages=5000, seed=0)
         ours = c.loads[("task", 1, 0, model)]
-        assert theirs.names == ours.names
+        assert theirs.shared_names == ours.shared_names
         assert np.allclose(theirs.shared, ours.shared)
         assert np.allclose(theirs.private, ours.private)
 
