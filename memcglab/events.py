@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["EVENT_NAMES", "EVENT_DOCS", "PROFILE_EVENT_NAMES", "PROFILE_EVENT_DOCS",
+           "OBJ_ERA_EVENT_DOCS", "OBJ_ERA_EVENTS",
            "ALL_EVENT_NAMES", "CALL_EVENTS", "ChargeEvents"]
 
 #: name -> what one count means
@@ -108,3 +109,21 @@ class ChargeEvents:
     def profile_totals(self) -> dict[str, int]:
         """Every profile event (:data:`PROFILE_EVENT_NAMES`) summed over all CPUs."""
         return {n: self.total(n) for n in PROFILE_EVENT_NAMES}
+
+#: name -> what one count means, for the events only the older obj-stock eras have
+#: (memcglab.models.OBJ_STOCK_ERAS: memcg-caches, v5.9, v5.14-vmstat, v5.14-refill,
+#: v5.14; docs/trace-extensions.md). The faithful replay counts them in its Observer's
+#: ``calls``; they are kept out of :data:`ALL_EVENT_NAMES`, so the compiled engine's
+#: event arrays and every earlier output stay as they were.
+OBJ_ERA_EVENT_DOCS: dict[str, str] = {
+    "mod_objcg_state": "mod_objcg_state calls: the per-object slab stat update of an alloc "
+                       "or free (v5.9 on)",
+    "memcg_stat_updates": "__mod_memcg_lruvec_state calls: the memcg's and its lruvec's "
+                          "per-CPU stat writes (v5.9: per object; v5.14-*: per flush of the "
+                          "stock's cached stat bytes; memcg-caches: per slab page)",
+    "memcg_stat_flushes": "per-CPU memcg or lruvec stat counters past MEMCG_CHARGE_BATCH "
+                          "pages of bytes, added up the hierarchy (v5.9's threshold)",
+    "slab_page_charges": "slab pages charged by memcg_charge_slab (memcg-caches)",
+    "slab_page_uncharges": "slab pages uncharged by memcg_uncharge_slab (memcg-caches)",
+}
+OBJ_ERA_EVENTS: tuple[str, ...] = tuple(OBJ_ERA_EVENT_DOCS)

@@ -34,18 +34,29 @@ from memcglab.kernel.memcg_stock_pcstock import PageCounterStockCharge
 from memcglab.kernel.memcg_stock_pcstock_v4 import PageCounterStockV4Charge
 from memcglab.kernel.memcg_stock_single import SingleStock
 from memcglab.kernel.memcontrol import REFILLS, MemcgCharge
+from memcglab.kernel.obj_memcg_caches import ObjMemcgCaches
 from memcglab.kernel.obj_stock_multi import ObjStockMulti, ObjStockMultiV4
 from memcglab.kernel.obj_stock_pcp import E2, E3, E4_1, ObjStockSingleSlot
+from memcglab.kernel.obj_stock_v5 import V5_9, V5_14, V5_14_REFILL, V5_14_VMSTAT, ObjStockV5
 from memcglab.kernel.obj_stock_v615 import ObjStockV615
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.random import RandomStream
 from memcglab.kernel.victim import LruVictim, RandomVictim, RoundRobinVictim
-from memcglab.registry import KERNEL_VERSIONS, MODEL_NAMES, MODELS, OBJ_ERAS, ModelEntry
+from memcglab.registry import (
+    KERNEL_VERSIONS,
+    MODEL_NAMES,
+    MODELS,
+    OBJ_ERAS,
+    OBJ_STOCK_ERAS,
+    ModelEntry,
+    ObjEraEntry,
+)
 from memcglab.trace import STOCK_SLOTS_MAX
 
 __all__ = ["ModelInfo", "MODELS", "MODEL_NAMES", "KERNEL_VERSIONS", "SLOTS_MAX", "BATCH_MAX",
            "MULTI_BATCH_MAX", "SEED_MAX", "REFILLS", "check_options", "check_refill",
-           "build_model", "stock_slots", "per_memcg_bound", "nested_allowed", "OBJ_ERAS"]
+           "build_model", "stock_slots", "per_memcg_bound", "nested_allowed", "OBJ_ERAS",
+           "OBJ_STOCK_ERAS", "obj_stock_era", "check_obj_stock"]
 
 SLOTS_MAX = 1 << 24
 BATCH_MAX = 524287  # S32_MAX / PAGE_SIZE: BUILD_BUG_ON in mem_cgroup_init
@@ -99,22 +110,22 @@ _PCSTOCK = dict(stock_view="counters", per_memcg="cpus")
 for _entry in (
     ModelEntry("single", "v6.15", "one cached memcg per CPU, before the multi-memcg patch",
                _single, _obj(ObjStockV615), _E1, compiled="single", nested=False,
-               events=_events("lru_writes", "obj_evictions")),
+               events=_events("lru_writes", "obj_evictions"), obj_stock_era="v6.15"),
     ModelEntry("multi", "v6.16 (6.18.y 312d9602fe3e)",
                "multi-memcg stock with fixes 1-4 and the memcg/obj split; random victim",
                obj_stock=_obj(ObjStockSingleSlot, E3), obj_era=_E3, compiled="multi",
-               events=_events("lru_writes", "obj_evictions"), **_MULTI),
+               events=_events("lru_writes", "obj_evictions"), obj_stock_era="v6.16", **_MULTI),
     ModelEntry("multi-rr", "linux-mm 2026 (030321517fd4)",
                "the 2026 round-robin victim (uint8_t drain_idx)",
                obj_stock=_obj(ObjStockMulti),
                obj_era="E4+: linux-mm 030321517fd4, NR_OBJ_STOCK=5, drain_idx, per-node objcgs",
                compiled="multi-rr", events=_events("lru_writes"), per_memcg="nodes",
-               **(_MULTI | {"policy": "rr"})),
+               obj_stock_era="multi-objcg", **(_MULTI | {"policy": "rr"})),
     ModelEntry("multi-lru",
                "v6.16 + LRU victim (Shakeel Butt's 2025 LRU variant, never merged)",
                "least-recently-used victim", obj_stock=_obj(ObjStockSingleSlot, E3),
                obj_era=_E3, compiled="multi-lru", events=_events("lru_writes", "obj_evictions"),
-               **(_MULTI | {"policy": "lru"})),
+               obj_stock_era="v6.16", **(_MULTI | {"policy": "lru"})),
     ModelEntry("multi-fix2", "mm-unstable 2025-04-25 (fix 2, before fix 3)",
                "the historic bug: a new slot gets 0 pages",
                obj_stock=_obj(ObjStockSingleSlot, E2),
@@ -134,9 +145,68 @@ for _entry in (
                "E4+ of v4's base (Jun 2026) with v4 4/5's obj_cgroup_uncharge_pages",
                compiled="pcstock-v4", stock_top=1,
                events=_events("miss_bypass", "evictions", "lru_writes", "css_ref_ops",
-                              "refill_stock", "drain_stock"), **_PCSTOCK),
+                              "refill_stock", "drain_stock"), obj_stock_era="pcstock-v4",
+               **_PCSTOCK),
 ):
     registry.register_model(ModelEntry(**{**_entry.__dict__, "builtin": True}))
+
+
+# The scenario contract's obj_stock eras (revision 2): the four the models already port,
+# then the older ones (memcglab.kernel.obj_stock_v5, obj_memcg_caches). One entry each;
+# docs/trace-extensions.md documents each port and where it differs from the kernel.
+_V5 = "runs beside any model but single and multi-fix2 (their memcg stock owns the obj half)"
+for _era in (
+    ObjEraEntry("v6.15", _E1, "the single memcg_stock_pcp's objcg half (model single's own)",
+                _obj(ObjStockV615), models=("single",)),
+    ObjEraEntry("v6.16", _E3, "struct obj_stock_pcp, one slot, its own trylock",
+                _obj(ObjStockSingleSlot, E3)),
+    ObjEraEntry("multi-objcg", "E4+: linux-mm 030321517fd4",
+                "five slots, drain_idx round robin, per-node objcgs", _obj(ObjStockMulti)),
+    ObjEraEntry("pcstock-v4", "E4+ of v4's base with v4 4/5's obj_cgroup_uncharge_pages",
+                "five slots; whole pages leave by one direct walk", _obj(ObjStockMultiV4)),
+    ObjEraEntry("memcg-caches", "v5.8 and before (per-memcg kmem caches)",
+                "no per-object charge: a slab page charged or uncharged when a memcg cache "
+                f"needs or frees one; {_V5}", _obj(ObjMemcgCaches)),
+    ObjEraEntry(V5_9, "v5.9-v5.13 (Roman Gushchin's slab controller; torvalds 5458985533ba)",
+                "per-object byte charge through the per-CPU stock and a per-object "
+                "mod_objcg_state; an overflow drains into objcg->nr_charged_bytes; "
+                + _V5, _obj(ObjStockV5, V5_9)),
+    ObjEraEntry(V5_14_VMSTAT, "68ac5b3c8db2 mm/memcg: cache vmstat data in percpu "
+                "memcg_stock_pcp (Waiman Long)", "as v5.9, stat bytes cached in the stock; "
+                + _V5, _obj(ObjStockV5, V5_14_VMSTAT)),
+    ObjEraEntry(V5_14_REFILL, "5387c90490f7 mm/memcg: improve refill_obj_stock() "
+                "performance (Waiman Long)", "as v5.14-vmstat; an overflow uncharges whole "
+                "pages and keeps the rest; " + _V5, _obj(ObjStockV5, V5_14_REFILL)),
+    ObjEraEntry(V5_14, "559271146efc mm/memcg: optimize user context object stock access "
+                "(Waiman Long) to v6.14", "as v5.14-refill, separate task and irq stocks; "
+                + _V5, _obj(ObjStockV5, V5_14)),
+):
+    registry.register_obj_era(ObjEraEntry(**{**_era.__dict__, "builtin": True}))
+
+
+def obj_stock_era(name: str) -> ObjEraEntry:
+    """The port of obj-stock era ``name`` (the scenario contract's ``obj_stock``):
+    ``entry.build(machine, nodes)`` makes it for a built machine; ValueError names the
+    registered eras. :func:`build_model` takes the name as ``obj_stock``.
+
+    >>> obj_stock_era("v5.14-refill").build.__name__
+    '<lambda>'
+    >>> obj_stock_era("v5.14").kernel_version.split()[0]
+    '559271146efc'
+    """
+    return registry.obj_era(name)
+
+
+def check_obj_stock(model: str, obj_stock: str | None) -> None:
+    """Raise ValueError unless obj-stock era ``obj_stock`` (None: the model's own) can run
+    beside ``model``, naming the models it can run with."""
+    if obj_stock is None:
+        return
+    runs = registry.obj_era_models(obj_stock)
+    if model not in runs:
+        raise ValueError(f"obj_stock={obj_stock!r} cannot run with model={model!r}: its obj "
+                         f"stock is part of the model's memcg stock; valid models: "
+                         f"{', '.join(runs)}")
 
 
 def check_options(model: str, slots: int, seed: int, batch: int) -> None:
@@ -182,8 +252,8 @@ def nested_allowed(model: str) -> bool:
 
 def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: int = 0,
                 batch: int = 64, observer: Observer | None = None,
-                policy: str | None = None, refill: str = "always", nodes: int = 1
-                ) -> MemcgCharge:
+                policy: str | None = None, refill: str = "always", nodes: int = 1,
+                obj_stock: str | None = None) -> MemcgCharge:
     """A fresh machine of ``model`` with ``nr_cpus`` CPUs and an empty root memcg.
 
     ``policy`` replaces the victim policy of a ``multi*`` model with any registered one
@@ -192,10 +262,12 @@ def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: in
     ported into every model's charge path
     (:meth:`memcglab.kernel.try_charge.ChargePath.charge_batch`). ``nodes`` splits the
     CPUs into NUMA nodes (the trace's ``nodes K``); only the 2026 eras' per-node objcgs
-    see it. The machine's obj stock is ``machine.obj``, of the era in :data:`OBJ_ERAS`.
+    see it. The machine's obj stock is ``machine.obj``, of the era in :data:`OBJ_ERAS`,
+    or of the obj-stock era ``obj_stock`` (:data:`OBJ_STOCK_ERAS`, :func:`obj_stock_era`).
     """
     check_options(model, slots, seed, batch)
     check_refill(refill)
+    check_obj_stock(model, obj_stock)
     if not (1 <= nodes <= nr_cpus and nr_cpus % nodes == 0):
         raise ValueError(f"nodes={nodes}: must divide nr_cpus={nr_cpus} into equal blocks")
     entry = registry.model(model)
@@ -207,5 +279,6 @@ def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: in
     machine = entry.build(nr_cpus, slots, seed, batch, obs,
                           None if victim is None else victim.cls(slots, RandomStream(seed)))
     machine.refill = refill
-    machine.obj = entry.obj_stock(machine, nodes)
+    build_obj = entry.obj_stock if obj_stock is None else registry.obj_era(obj_stock).build
+    machine.obj = build_obj(machine, nodes)
     return machine

@@ -58,7 +58,8 @@ __all__ = ["ModelEntry", "PolicyEntry", "PluginError", "STOCK_VIEWS", "PLUGIN_EN
            "PLUGIN_GROUP", "MODELS", "POLICIES", "MODEL_NAMES", "KERNEL_VERSIONS", "OBJ_ERAS",
            "register_model", "register_policy", "unregister_model", "unregister_policy",
            "model", "policy", "compiled_models", "compiled_policies", "resolve_policy",
-           "policy_model", "check_compiled", "load_plugins", "loaded_plugins"]
+           "policy_model", "check_compiled", "load_plugins", "loaded_plugins",
+           "ObjEraEntry", "OBJ_STOCK_ERAS", "register_obj_era", "obj_era", "obj_era_models"]
 
 #: the ``stocks`` forms of the replay contract's output, by name
 STOCK_VIEWS: dict[str, str] = {
@@ -132,6 +133,9 @@ class ModelEntry:
     batch_max: int | None = None
     batch_max_reason: str = ""
     builtin: bool = field(default=False, compare=False)
+    #: the scenario contract's ``obj_stock`` name of its obj stock (:data:`OBJ_STOCK_ERAS`),
+    #: or None when the scenario contract names none (``multi-fix2``, ``pcstock``)
+    obj_stock_era: str | None = None
 
     @property
     def multi(self) -> bool:
@@ -398,3 +402,72 @@ def check_compiled(model_name: str, policy_name: str | None = None, hint: str = 
     if pol is not None and pol.compiled is None:
         raise ValueError(f"policy {pol.name!r} has no compiled implementation; the compiled "
                          f"engine runs: {', '.join(compiled_policies())}; {hint}")
+
+
+# ---------------------------------------------------------------- obj-stock eras
+
+
+@dataclass(frozen=True)
+class ObjEraEntry:
+    """An obj-stock era: what the scenario contract's ``obj_stock = NAME`` runs.
+
+    * ``build(machine, nodes)``: the era's obj stock for a built machine (a
+      :class:`memcglab.kernel.objcg.ObjCgroupPath`), the port of the era's
+      mm/memcontrol.c byte stock;
+    * ``kernel_version``: the tree or commits it ports; ``description``: what one
+      object costs there;
+    * ``models``: the models it can run beside (None: every model whose memcg stock
+      drains the obj stock through ``drain_cpu_if_needed`` and ``drain_dead_cpu``);
+    * ``compiled``: the compiled engine's era of the same behaviour, or None (the
+      compiled engine then refuses it by name).
+
+    A new era is one :func:`register_obj_era` call and its port.
+    """
+
+    name: str
+    kernel_version: str
+    description: str
+    build: Callable[[Any, int], Any]
+    models: tuple[str, ...] | None = None
+    compiled: str | None = None
+    builtin: bool = field(default=False, compare=False)
+
+
+_OBJ_ERAS_TABLE: dict[str, ObjEraEntry] = {}
+#: the models whose memcg stock keeps the obj stock inside its own struct, so that no
+#: other era's obj stock can stand beside it: v6.15's combined stock, and fix 2's
+#: mm-unstable tree whose drain takes both halves under one lock
+_OWN_OBJ_STOCK = ("single", "multi-fix2")
+#: era name -> :class:`ObjEraEntry` (live view)
+OBJ_STOCK_ERAS: Mapping[str, ObjEraEntry] = _View(_OBJ_ERAS_TABLE)
+
+
+def register_obj_era(entry: ObjEraEntry, *, replace: bool = False) -> ObjEraEntry:
+    """Register obj-stock era ``entry.name``; :func:`memcglab.models.build_model`'s
+    ``obj_stock`` then takes its name. Registering the same entry again does nothing."""
+    _check_name("obj-stock era", entry.name)
+    if not entry.builtin:
+        _ensure_builtins()
+    if not callable(entry.build):
+        raise ValueError(f"obj-stock era {entry.name!r}: build must be a callable "
+                         "(machine, nodes) -> obj stock")
+    if not isinstance(entry.kernel_version, str) or not entry.kernel_version:
+        raise ValueError(f"obj-stock era {entry.name!r}: kernel_version must say which "
+                         "kernel it ports")
+    return _add(_OBJ_ERAS_TABLE, "obj-stock era", entry, replace)
+
+
+def obj_era(name: str) -> ObjEraEntry:
+    """The entry of obj-stock era ``name``; ValueError names the registered eras."""
+    _ensure()
+    if not isinstance(name, str) or name not in _OBJ_ERAS_TABLE:
+        raise ValueError(f"obj_stock={name!r}: unknown; {_valid(_OBJ_ERAS_TABLE)}")
+    return _OBJ_ERAS_TABLE[name]
+
+
+def obj_era_models(name: str) -> tuple[str, ...]:
+    """The registered models obj-stock era ``name`` can run beside, in registration order."""
+    entry = obj_era(name)
+    if entry.models is not None:
+        return tuple(m for m in entry.models if m in _MODELS)
+    return tuple(m for m in _MODELS if m not in _OWN_OBJ_STOCK)

@@ -19,13 +19,14 @@ import json
 from collections import deque
 from typing import Any
 
-from memcglab.events import CALL_EVENTS
+from memcglab.events import CALL_EVENTS, OBJ_ERA_EVENTS
 from memcglab.kernel.memcontrol import GFP_KERNEL, MemcgCharge, MemcgEvent
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.page_counter import page_counter_set_max
 from memcglab.kernel.percpu import local_lock, local_unlock
 from memcglab.models import (
     build_model,
+    check_obj_stock,
     check_options,
     check_refill,
     nested_allowed,
@@ -93,14 +94,15 @@ class Replayer:
 
     def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
                  batch: int = 64, check: bool = False, observer: Observer | None = None,
-                 policy: str | None = None, refill: str = "always", nodes: int = 1) -> None:
+                 policy: str | None = None, refill: str = "always", nodes: int = 1,
+                 obj_stock: str | None = None) -> None:
         check_options(model, slots, seed, batch)
         self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
-        self.refill, self.policy = refill, policy
+        self.refill, self.policy, self.obj_stock = refill, policy, obj_stock
         self.check = check
         self.observer = observer if observer is not None else Observer()
         self.machine = build_model(model, cpus, slots, seed, batch, self.observer, policy,
-                                   refill, nodes)
+                                   refill, nodes, obj_stock)
         self.held: dict[int, int] = {0: 0}
         self.ops = self.failed_charges = self.set_max_busy = self.short_uncharges = 0
         self.counts = {"charges": 0, "uncharges": 0, "uncharges_direct": 0,
@@ -236,6 +238,8 @@ class Replayer:
             out["refill"] = self.refill
         if self.policy is not None:  # docs/extending.md: only when a policy was given
             out["policy"] = self.policy
+        if self.obj_stock is not None:  # docs/trace-extensions.md: only when chosen
+            out["obj_stock"] = self.obj_stock
         if self.obj_used:  # docs/trace-extensions.md: only with object operations
             calls = obs.calls
             out["obj_stocks"] = m.obj.stocks_json()
@@ -249,7 +253,8 @@ class Replayer:
 def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, batch: int = 64,
            check: bool = False, observer: Observer | None = None,
            policy: str | None = None, refill: str = "always",
-           counts: dict[str, int] | None = None) -> dict[str, Any]:
+           counts: dict[str, int] | None = None, obj_stock: str | None = None
+           ) -> dict[str, Any]:
     """Replay ``trace`` through ``model``; return the contract's JSON object.
 
     ``policy`` swaps a ``multi*`` model's victim policy for any registered one
@@ -260,7 +265,10 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
     is filled with what the JSON does not carry: the operations replayed
     (``charges``, ``uncharges``, ``uncharges_direct``: those that released pages,
     ``obj_charges``, ``obj_uncharges``) and the calls of the charge-path functions
-    and obj-stock events (:data:`memcglab.events.CALL_EVENTS`).
+    and obj-stock events (:data:`memcglab.events.CALL_EVENTS`). ``obj_stock`` runs an
+    obj-stock era of :data:`memcglab.models.OBJ_STOCK_ERAS` beside the model, adds an
+    ``obj_stock`` key to the output, and adds that era's own events
+    (:data:`memcglab.events.OBJ_ERA_EVENTS`) to ``counts``.
 
     >>> from memcglab.trace import parse_text
     >>> c = {}
@@ -275,14 +283,18 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
     check_options(model, slots, seed, batch)
     check_refill(refill)
     resolve_policy(model, policy)  # argument errors before trace errors
+    check_obj_stock(model, obj_stock)
     validate(trace, single=not nested_allowed(model), slots=stock_slots(model, slots),
              per_memcg=per_memcg_bound(model))
     replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer, policy, refill,
-                        trace.nodes)
+                        trace.nodes, obj_stock)
     replayer.run(trace)
     if counts is not None:
         counts.update(replayer.counts)
         counts.update({name: replayer.observer.calls.get(name, 0) for name in CALL_EVENTS})
+        if obj_stock is not None:
+            counts.update({name: replayer.observer.calls.get(name, 0)
+                           for name in OBJ_ERA_EVENTS})
     return replayer.result()
 
 
