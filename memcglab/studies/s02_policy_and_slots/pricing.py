@@ -8,7 +8,10 @@ For one mix the quantity is random's throughput advantage over LRU, in %:
 each hardware cost, from the replay's event counts, dotted with the costs) and ``O``
 the work per charge outside memcg (``other_cycles``). Both policies are priced at the
 same point: the same hardware costs, the same trace (seed and modelling
-alternatives), so what differs is the policy.
+alternatives), so what differs is the policy. The price goes through the pricing core
+(:func:`memcglab.pricing.throughput_change`) as one flow on one CPU with no line
+stations (:data:`LONE_FLOW`), whose throughput ratio is the one above: the policies'
+line transfers are the same walks, so the quantity leaves them out.
 
 LRU pays three things random does not, on top of its events:
 
@@ -43,6 +46,7 @@ import pandas as pd
 from memcglab.cost import CostParams, coefficients
 from memcglab.events import EVENT_NAMES
 from memcglab.hardware import MachineProfile
+from memcglab.pricing import FlowLoad, throughput_change
 from memcglab.studies.common.constraints import other_cycles_for
 from memcglab.studies.s02_policy_and_slots.recency import DEFAULT_LAYOUT, recency_lines
 from memcglab.uncertainty import (
@@ -57,7 +61,8 @@ from memcglab.uncertainty import (
     summarise,
 )
 
-__all__ = ["RECENCY_LAYOUT", "NETPERF_ALTERNATIVES", "FACTORS", "CLAIM_BAND", "SEARCH_HIGH",
+__all__ = ["LONE_FLOW", "RECENCY_LAYOUT", "NETPERF_ALTERNATIVES", "FACTORS", "CLAIM_BAND",
+           "SEARCH_HIGH",
            "CLAIM_SEARCH_HIGH",
            "RecencyBreakEven", "coefficient_frame", "pricing_priors", "pricing_space",
            "advantage_fn", "price_mix", "recency_break_even"]
@@ -79,6 +84,12 @@ SEARCH_HIGH = 20.0
 #: a cross-socket line transfer (data/hardware: c2c_transfer_cross_socket up to 700)
 CLAIM_SEARCH_HIGH = 1000.0
 _PARAMS = CostParams.names()
+#: the pricing core's inputs for the quantity's loop: one flow on one hardware thread,
+#: no line station. Its clock and the machine's threads cancel in the ratio of two
+#: policies' rates (1 GHz, one thread); the hold times price no station (0)
+LONE_FLOW: dict[str, float] = {"busiest_cpu_share": 1.0, "cpu_ghz": 1.0, "hold_cycles": 0.0,
+                               "hold_cycles_cross": 0.0, "cross_socket_fraction": 0.0,
+                               "smt_gain": 0.0, "cpus_per_flow": 1.0, "cpus": 1.0, "smt": 1.0}
 
 
 def _coef(totals: Mapping[str, float], policy: str, slots: int, layout: str | None
@@ -157,8 +168,10 @@ def advantage_fn(runs: pd.DataFrame, factors: Sequence[str],
         cl = np.stack([t.cycles(d) for t in lru])
         which = d.index[RECENCY_LAYOUT.name] if RECENCY_LAYOUT.name in d.index \
             else np.zeros(d.n, dtype=np.intp)
-        other = np.asarray(d["other_cycles"], dtype=float)
-        return 100.0 * ((cl[which, np.arange(d.n)] + other) / (cr + other) - 1.0)
+        lru_cycles = cl[which, np.arange(d.n)]
+        point = LONE_FLOW | {"other_cycles": np.asarray(d["other_cycles"], dtype=float)}
+        return throughput_change(FlowLoad(flows=1, memcg_cycles=lru_cycles[:, None]),
+                                 FlowLoad(flows=1, memcg_cycles=cr[:, None]), point)[:, 0]
     return fn
 
 

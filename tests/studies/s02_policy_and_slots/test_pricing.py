@@ -111,3 +111,18 @@ def test_other_cycles_is_set_by_the_data_not_the_wide_prior():
     assert other.name == "other_cycles" and other.high < wide.high
     assert other == other_cycles_for(PROFILE, "netperf_rx", wide)
     assert other.source.startswith(("development-set calibration", "memcg: multi-memcg"))
+
+
+def test_the_pricing_core_prices_the_lone_flow_as_its_cpu_ratio():
+    """Differential: the core's lone flow on one CPU against the ratio of CPU time."""
+    space = pp.pricing_space(PROFILE, ALTS, seeds=[0, 1])
+    d = space.sample(64)
+    runs, factors = _runs(), pp.FACTORS["netperf"]
+    rand = CoefficientTable.from_frame(pp.coefficient_frame(runs, "random", factors), factors)
+    lru = [CoefficientTable.from_frame(pp.coefficient_frame(runs, "lru", factors, lay), factors)
+           for lay in pp.RECENCY_LAYOUT.options]
+    which = d.index[pp.RECENCY_LAYOUT.name]
+    cl = np.stack([t.cycles(d) for t in lru])[which, np.arange(d.n)]
+    other = np.asarray(d["other_cycles"], dtype=float)
+    want = 100.0 * ((cl + other) / (rand.cycles(d) + other) - 1.0)
+    np.testing.assert_allclose(pp.advantage_fn(runs, factors)(d), want, rtol=1e-12, atol=1e-12)
