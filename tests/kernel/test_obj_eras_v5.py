@@ -245,3 +245,25 @@ def test_replay_with_check_conserves(era, model):
     out = replay(parse_text(text), model, check=True, obj_stock=era)
     assert out["obj_stock"] == era
     assert out["objcgs"]["2"]["live_bytes"] == [9000]
+
+
+@pytest.mark.parametrize("era", ["memcg-caches", "v5.9", "v5.14-vmstat", "v5.14-refill",
+                                 "v5.14"])
+def test_random_obj_traces_conserve(era):
+    """Random traces of every operation (obj_charge / obj_uncharge with irq and nested,
+    page charges, drains, cpu_dead, set_max, offline; memcglab.tracegen) replay under
+    --check with each era beside multi and pcstock-v4: every page and byte adds up
+    after every operation (InvariantViolation otherwise), and without object operations
+    an era changes nothing at all (the model's own output, byte for byte, but the
+    ``obj_stock`` key)."""
+    from memcglab.replay import dumps
+    from memcglab.tracegen import random_obj_trace, random_trace
+
+    for seed in range(12):
+        trace = random_obj_trace(seed)
+        for model in ("multi", "pcstock-v4"):
+            replay(trace, model, check=True, obj_stock=era)
+        pages = random_trace(seed)
+        out = replay(pages, "multi", obj_stock=era)
+        assert out.pop("obj_stock") == era
+        assert dumps(out) == dumps(replay(pages, "multi"))
