@@ -1,5 +1,10 @@
 """What drives a priced quantity: Sobol indices, one-at-a-time swings, break-even values.
 
+:func:`sobol` samples a :class:`Space` afresh; :func:`design_sobol` takes the points a
+result was already priced at (a unit-cube design and a function of it), so its indices
+explain the band that result printed, and :func:`crossing` reads where a curve of medians
+meets a target.
+
 A quantity function takes :class:`~memcglab.uncertainty.space.Draws` (``n`` points)
 and returns ``n`` values, without a loop over the points. Holding an input "fixed"
 means priors at ``typical`` and alternatives at their declared defaults; the seed
@@ -16,7 +21,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +31,8 @@ from scipy import optimize, stats
 from memcglab.uncertainty.priors import Prior
 from memcglab.uncertainty.space import SEED, Draws, Space
 
-__all__ = ["QuantityFn", "at_fixed", "break_even", "sobol", "tornado"]
+__all__ = ["QuantityFn", "at_fixed", "break_even", "crossing", "design_sobol", "sobol",
+           "top_driver", "tornado"]
 
 #: a vectorised quantity: n input points -> n values
 QuantityFn = Callable[[Draws], np.ndarray]
@@ -144,3 +150,89 @@ def sobol(fn: QuantityFn, space: Space, n: int = 1024, seed: int = 0
     if spread[0] == 0.0:  # SciPy reports 0 for a constant quantity; undefined, say so
         first = total = np.full(len(names), np.nan)
     return pd.Series(first, index=list(names)), pd.Series(total, index=list(names))
+
+
+def _given(y_at: Callable[[np.ndarray], np.ndarray], unit: np.ndarray) -> np.ndarray:
+    y = np.asarray(y_at(unit), dtype=float)
+    if y.shape != (unit.shape[0],):
+        raise ValueError(f"y_at returned shape {y.shape} for {unit.shape[0]} points; it must "
+                         "return one value per point (a 1-D array)")
+    return y
+
+
+def design_sobol(y_at: Callable[[np.ndarray], np.ndarray], design: np.ndarray,
+                 columns: Sequence[str], seed: int = 0) -> tuple[pd.Series, pd.Series]:
+    """First-order and total Sobol indices of each input of ``design``: the ``n``
+    unit-cube points a result was priced at (n a power of 2), ``y_at`` the quantity at
+    any such points, ``columns`` the input each coordinate drives (coordinates that
+    share a name are one input, resampled together).
+
+    ``design`` is the estimators' ``A``; ``B`` is a second scrambled Sobol design of the
+    same size, and ``A_B^i`` is ``A`` with input ``i``'s coordinates taken from ``B``.
+    Their values go to ``scipy.stats.sobol_indices`` as given outputs (its ``func``
+    dict): Saltelli 2010 for the first order, Jansen 1999 for the total. ``n (k + 2)``
+    evaluations for ``k`` inputs, the first ``n`` the printed result's own. A constant
+    quantity has NaN indices.
+
+    >>> a = stats.qmc.Sobol(3, rng=np.random.default_rng(1)).random(256)
+    >>> first, total = design_sobol(lambda u: 5 * u[:, 0] * u[:, 2] + 0.1 * u[:, 1], a,
+    ...                             ["x", "y", "x"])
+    >>> list(total.index), top_driver(total), bool(total["y"] < 0.01)
+    (['x', 'y'], ('x', 1.0), True)
+    """
+    a = np.asarray(design, dtype=float)
+    if a.ndim != 2 or a.shape[1] != len(columns):
+        raise ValueError(f"design has shape {a.shape}; need (points, {len(columns)}), one "
+                         "column per coordinate")
+    n, dims = a.shape
+    if n < 2 or n & (n - 1):
+        raise ValueError(f"design has {n} points: the Sobol estimators need a power of 2")
+    names = list(dict.fromkeys(columns))
+    # a second design independent of the first, the same for every call with this seed
+    b = stats.qmc.Sobol(dims, scramble=True, rng=np.random.default_rng([seed, 2])).random(n)
+    f_a, f_b = _given(y_at, a), _given(y_at, b)
+    f_ab = np.empty((len(names), 1, n))
+    for i, name in enumerate(names):
+        cols = [k for k, c in enumerate(columns) if c == name]
+        mixed = a.copy()
+        mixed[:, cols] = b[:, cols]
+        f_ab[i, 0] = _given(y_at, mixed)
+    if np.ptp(np.concatenate([f_a, f_b])) == 0.0:
+        nan = pd.Series(np.nan, index=names)
+        return nan, nan.copy()
+    res = stats.sobol_indices(func={"f_A": f_a[None, :], "f_B": f_b[None, :], "f_AB": f_ab},
+                              n=n)
+    first = np.asarray(res.first_order, dtype=float).reshape(-1)
+    total = np.asarray(res.total_order, dtype=float).reshape(-1)
+    return pd.Series(first, index=names), pd.Series(total, index=names)
+
+
+def top_driver(total: pd.Series) -> tuple[str, float] | None:
+    """The input with the largest total index and that index, clipped to [0, 1] (Jansen's
+    estimator is never negative, but its noise may pass 1); None when none is finite.
+
+    >>> top_driver(pd.Series({"a": 0.2, "b": 1.04})), top_driver(pd.Series({"a": np.nan}))
+    (('b', 1.0), None)
+    """
+    finite = total[np.isfinite(total.to_numpy(dtype=float))]
+    if finite.empty:
+        return None
+    name = str(finite.idxmax())
+    return name, float(min(1.0, max(0.0, finite[name])))
+
+
+def crossing(xs: Sequence[float], ys: Sequence[float], target: float,
+             near: float) -> float | None:
+    """Where the curve ``(xs, ys)`` meets ``target`` (linear between its points), the
+    crossing nearest ``near``; None when it never does.
+
+    >>> crossing([0.0, 1.0, 2.0, 3.0], [0.0, 2.0, 0.0, 2.0], 1.0, near=2.4)
+    2.5
+    >>> crossing([0.0, 1.0], [0.0, 2.0], 5.0, near=0.0) is None
+    True
+    """
+    x, g = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float) - target
+    roots = [float(v) for v, d in zip(x, g, strict=True) if d == 0.0]
+    for i in np.flatnonzero(g[:-1] * g[1:] < 0):
+        roots.append(float(x[i] + (x[i + 1] - x[i]) * g[i] / (g[i] - g[i + 1])))
+    return min(roots, key=lambda r: abs(r - near)) if roots else None
