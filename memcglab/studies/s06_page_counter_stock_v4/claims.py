@@ -26,12 +26,13 @@ from memcglab.studies.common.sources import V4, name
 from memcglab.studies.common.text import plural
 from memcglab.studies.s06_page_counter_stock_v4.stale import thresholds
 from memcglab.studies.s06_page_counter_stock_v4.staleness import CLOSE_FRACTION, PAGE_MIB
+from memcglab.validation.drivers import BandDriver
 
 if TYPE_CHECKING:  # the study's parameters; imported for annotations only
     from memcglab.studies.s06_page_counter_stock_v4.study import V4Params
 
-__all__ = ["BASELINES", "claims", "comparison", "conclusion", "stale_answer", "prediction",
-           "prediction_rows", "stale_row", "summary", "tost_counts"]
+__all__ = ["BASELINES", "claims", "comparison", "conclusion", "driver_cells", "prediction",
+           "prediction_rows", "stale_answer", "stale_row", "summary", "tost_counts"]
 
 #: how a reader knows each pair's baseline
 BASELINES: dict[str, str] = {"multi": "v6.16's multi-memcg stock", "pcstock": "the RFC"}
@@ -127,7 +128,7 @@ def conclusion(pred: pd.DataFrame, stale_runs: pd.DataFrame, tost: pd.DataFrame,
                     f"{ph} on {', '.join(ws)}" for ph, ws in phrases.items())
                 + f". It loses most on {worst['workload']}: {worst['change_pct']:+.1f}% "
                 f"[{worst['low']:+.1f}, {worst['high']:+.1f}] (90%, memcglab predict "
-                f"{worst['file']}; {neck}).")
+                f"{worst['file']}; {neck}{_driven(worst)}).")
     ans = stale_answer(stale_runs)
     close = ans[ans["first_close_rate"].notna()]
     over = ans[ans["first_rate_over_old_bound"].notna()]
@@ -182,6 +183,24 @@ def prediction(row: pd.Series, margin_pct: float) -> Verdict:
     return judge("prediction", interval=iv, margin=margin_pct, degenerate=zero)
 
 
+def driver_cells(row: pd.Series, margin_pct: float) -> dict:
+    """A regenerated file's ``driver``, ``driver_st`` and ``would_take``: where the median
+    change, its driver pinned and the rest as drawn, meets the margin on its own side
+    (a loss shrinking to -margin, a gain to +margin); nothing for a band of zero width."""
+    if not isinstance(row.get("driver"), str):
+        return {}
+    d = BandDriver.from_columns(row)
+    edge = -margin_pct if d.median < 0 else margin_pct
+    take = d.would_take(edge, "the median change", "%")
+    return {"driver": d.name, "driver_st": d.st,
+            "would_take": take if d.drawn is None else f"a median change of {edge:+g}%: {take}"}
+
+
+def _driven(row: pd.Series) -> str:
+    cells = driver_cells(row, 1.0)
+    return f"; driver {cells['driver']} (S_T {cells['driver_st']:.2f})" if cells else ""
+
+
 def prediction_rows(pred: pd.DataFrame, p: V4Params) -> list[dict]:
     """One prediction row per regenerated scenario file, in the frame's order."""
     src = name(V4)
@@ -196,7 +215,7 @@ def prediction_rows(pred: pd.DataFrame, p: V4Params) -> list[dict]:
             f"{r['base_walks_per_op']:.3g} -> {r['new_walks_per_op']:.3g}; bottleneck "
             f"{r['base_bottleneck']} -> {r['new_bottleneck']}", prediction(r, p.margin_pct),
             estimate=float(r["change_pct"]), low=float(r["low"]), high=float(r["high"]),
-            unit="%"))
+            unit="%", **driver_cells(r, p.margin_pct)))
     return rows
 
 

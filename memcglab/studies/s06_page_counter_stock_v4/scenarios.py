@@ -5,7 +5,8 @@ The predictions are scenario files of the contract (``data/scenarios/study06/``,
 stock against v6.16's multi-memcg stock (``multi_vs_v4``) and against the RFC
 (``rfc_vs_v4``). :func:`regenerate` prices each file with :mod:`memcglab.scenario.predict`
 at the default calibration, as ``memcglab predict FILE`` does, so what the study shows is
-always the prediction this version of memcglab makes from the file;
+always the prediction this version of memcglab makes from the file, beside its band's
+driver found at the same points (:func:`memcglab.validation.drivers.band_driver`);
 :func:`write_predictions` writes them (:data:`PREDICTIONS_FILE`) before any claim row is
 built from them. A file is named ``WORKLOAD-MACHINE-PAIR.toml``; its designs must be the
 pair its name says.
@@ -31,6 +32,7 @@ from memcglab.results import write_parquet_atomic
 from memcglab.scenario.model import ScenarioModel
 from memcglab.scenario.predict import predict_scenario
 from memcglab.scenario.spec import load_scenario
+from memcglab.validation.drivers import CHANGE_PCT, DRIVER_COLUMNS, band_driver
 
 __all__ = ["PAIRS", "PREDICTIONS_FILE", "PREDICTION_COLUMNS", "QUICK_SCENARIOS",
            "regenerate", "scenario_dir", "scenario_files", "write_predictions"]
@@ -47,7 +49,11 @@ _KERNEL = ("walks_per_op", "charges_per_op", "uncharges_per_op", "bottleneck")
 PREDICTION_COLUMNS: tuple[str, ...] = (
     "file", "workload", "machine", "pair", "baseline", "model", "change_pct", "low", "high",
     *(f"{k}_{f}" for k in ("base", "new") for f in _KERNEL),
-    "alternatives", "points", "seed", "calibration")
+    "alternatives", "points", "seed", "calibration", *DRIVER_COLUMNS)
+#: a band of zero width has no driver: its driver columns
+_NO_DRIVER = {"driver": None, "driver_st": float("nan"), "driver_unit": None,
+              "driver_low": float("nan"), "driver_high": float("nan"),
+              "driver_median": float("nan"), "reach_values": [], "reach_medians": []}
 
 
 def scenario_dir() -> Path:
@@ -79,13 +85,15 @@ def _row(path: Path, points: int, seed: int, calibration: str) -> dict:
     model = ScenarioModel(sc, seed=seed)
     out = predict_scenario(sc, points, seed, cal, label, model=model)
     ch = out["change_pct"]
+    drive = band_driver(model, cal, points, seed, CHANGE_PCT)
     return {"file": path.name, "workload": workload,
             "machine": sc.machine.profile or f"{sc.machine.cpus} CPUs", "pair": pair,
             "baseline": designs[0], "model": designs[1], "change_pct": ch["median"],
             "low": ch["low"], "high": ch["high"],
             **{f"{k}_{f}": out[k][f] for k in ("base", "new") for f in _KERNEL},
             "alternatives": len(model.combos), "points": points, "seed": seed,
-            "calibration": out["calibration"]}
+            "calibration": out["calibration"],
+            **(drive.columns() if drive is not None else _NO_DRIVER)}
 
 
 def regenerate(files: list[Path], points: int, seed: int = 0,
