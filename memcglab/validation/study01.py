@@ -13,8 +13,11 @@ Study 1 predicts its "with" column from a calibration that never saw it, as
 * :func:`calibrate`: the fit on them (the fold cache keeps it), refused if its recorded
   cases name one of the left-out observations (:func:`check_no_change`);
 * :func:`predict`: each case's ``memcglab predict`` object at that calibration, its new
-  kernel's rate in Mbps per client. No measured value is read here but the "without"
-  rates the calibration fits, through :mod:`memcglab.validation.dataset`.
+  kernel's rate in Mbps per client, and the driver of that band found at the same points
+  (:func:`memcglab.validation.drivers.band_driver`). No measured value is read here but
+  the "without" rates the calibration fits, through :mod:`memcglab.validation.dataset`;
+* :func:`driver_cells`: a row's driver for its claim row, and, for a miss, what it would
+  take (the driver's value at which the median meets the published value).
 
 A "with" value enters only through a change observation: a base rate is computed from the
 case's ``base_value`` alone
@@ -25,8 +28,9 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -36,12 +40,13 @@ from memcglab.scenario.space import TAU_PRIOR
 from memcglab.validation.calibrate import Observation, fit
 from memcglab.validation.dataset import CaseModel, case_models, observations, unknowns
 from memcglab.validation.digest import devset_sha256
+from memcglab.validation.drivers import NEW_RATE, BandDriver, band_driver
 from memcglab.validation.foldcache import cached_fold
 from memcglab.validation.scoreboard import LeakError
 
 __all__ = ["CACHE_KEY", "LEFT_OUT", "POINTS", "QUICK_POINTS", "SOURCE", "calibrate",
-           "calibration_sha256", "check_no_change", "observations_without_changes",
-           "predict"]
+           "calibration_sha256", "check_no_change", "driver_cells",
+           "observations_without_changes", "predict"]
 
 #: the development set's source whose "with" column study 1 predicts
 SOURCE = "multi_memcg_stock"
@@ -112,7 +117,8 @@ def predict(cf: CalibrationFile, points: int = POINTS, seed: int = 0,
             models: Sequence[CaseModel] | None = None) -> pd.DataFrame:
     """One row per client count: the new kernel's rate (the "with" column) in Mbps per
     client, median and 90% band (``sigma_abs`` included), beside the base kernel's and
-    the change's bands, the bottleneck and what made it. Reads no measured value."""
+    the change's bands, the bottleneck, the band's driver (its reach in Mbps) and what
+    made it. Reads no measured value."""
     ms = [m for m in (models if models is not None else case_models())
           if m.case.source == SOURCE]
     if sorted(m.case.case_id for m in ms) != sorted(LEFT_OUT):
@@ -125,6 +131,10 @@ def predict(cf: CalibrationFile, points: int = POINTS, seed: int = 0,
                                model=m.model)
         new, base, change = out["new"]["ops_per_s"], out["base"]["ops_per_s"], \
             out["change_pct"]
+        drive = band_driver(m.model, cf, points, seed, NEW_RATE)
+        if drive is None:
+            raise ValueError(f"{m.case.case_id}: the new kernel's rate is the same at every "
+                             "point; a calibrated band cannot be of zero width")
         rows.append({
             "clients": m.model.instances,
             "predicted_with_mbps": _mbps(new["median"], m),
@@ -134,5 +144,19 @@ def predict(cf: CalibrationFile, points: int = POINTS, seed: int = 0,
             "change_pct": change["median"], "change_low_pct": change["low"],
             "change_high_pct": change["high"], "new_bottleneck": out["new"]["bottleneck"],
             "alternatives": len(m.model.combos), "scenario": m.case.case_id,
-            "points": points, "seed": seed, "calibration_sha256": digest})
+            "points": points, "seed": seed, "calibration_sha256": digest,
+            **drive.columns(scale=_mbps(1.0, m))})
     return pd.DataFrame(rows)
+
+
+def driver_cells(row: Mapping[str, Any], published_mbps: float, missed: bool) -> dict[str, Any]:
+    """A :func:`predict` row's ``driver`` and ``driver_st`` for its claim row, and when the
+    row ``missed`` the published value, ``would_take``: the driver's value at which the
+    median "with" rate meets it (as judge's misses say it)."""
+    d = BandDriver.from_columns(row)
+    out: dict[str, Any] = {"driver": d.name, "driver_st": d.st}
+    if missed:
+        take = d.would_take(published_mbps, "the median rate", " Mbit/s")
+        out["would_take"] = take if d.drawn is None else \
+            f"{published_mbps:.0f} Mbit/s per flow: {take}"
+    return out

@@ -129,3 +129,28 @@ def test_the_prediction_converts_the_new_kernels_rate_per_client(models, cache, 
         out["new"]["ops_per_s"]["median"] / 6 * 10240 * 8 / 1e6)
     with pytest.raises(ValueError, match="study 1 predicts"):
         study01.predict(cf, points=16, models=models[:3])
+
+
+def test_each_row_carries_its_bands_driver(models, cache, monkeypatch):
+    from memcglab.report import Study, priced_without_driver
+    from memcglab.studies.s01_single_vs_multi import calibrated
+    from memcglab.validation.drivers import NEW_RATE, inputs_of, predict_draws
+
+    monkeypatch.setenv("MEMCGLAB_CACHE", str(cache))
+    cf = study01.calibrate(models)
+    t = study01.predict(cf, points=16, models=models)
+    m = next(x for x in models if x.case.case_id == study01.LEFT_OUT[0]).model
+    d = predict_draws(m, 16, 0, cf)
+    space = inputs_of(tuple(d.columns))
+    assert set(t["driver"]) <= set(space) and t["driver_st"].between(0.0, 1.0).all()
+    # the driver was found on the band printed: the same points, the same rate
+    mbps = np.quantile(NEW_RATE.at(m, d), [0.05, 0.95]) / 6 * 10240 * 8 / 1e6
+    np.testing.assert_allclose(mbps, t[["low", "high"]].iloc[0], rtol=1e-3)
+    # the claim rows carry it; a miss says what it would take, an agreement nothing
+    pred = calibrated.CalibratedPrediction(t, cf, 16)
+    far = t["high"].to_numpy() * np.r_[3.0, np.ones(5)]
+    rows = calibrated.claims(calibrated.score(pred, far))
+    assert priced_without_driver([Study("01_x", "Study 1", "ok", None, None, rows)]) == []
+    assert rows[0]["verdict"] == "misses" and rows[0]["would_take"].startswith(
+        f"{far[0]:.0f} Mbit/s per flow: {t['driver'].iloc[0]}")
+    assert all("would_take" not in r for r in rows[1:6] if r["verdict"] != "misses")

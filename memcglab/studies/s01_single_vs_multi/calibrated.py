@@ -116,9 +116,12 @@ def score(pred: CalibratedPrediction, with_mbps: np.ndarray, goal_mape_pct: floa
 def claims(v: CalibratedVerdict) -> list[dict]:
     """One row per client count (rule ``measured``) and the registered goal (``goal``)."""
     src, rules = name(MULTI), load_rules()
+    drivers = v.prediction.table.set_index("clients")
     out = []
     for _, r in v.rows.iterrows():
         c = int(r["clients"])
+        drive = study01.driver_cells(drivers.loc[c], float(r["published_with"]),
+                                     v.verdicts[f"with_{c}"].word == "misses")
         out.append(claim_row(
             f"'with' per-flow throughput at {c} clients, predicted by memcglab predict "
             "calibrated without the 'with' column", src,
@@ -127,7 +130,7 @@ def claims(v: CalibratedVerdict) -> list[dict]:
             f"new kernel's bottleneck: {r['new_bottleneck']}", v.verdicts[f"with_{c}"],
             measurement=Measurement.point(float(r["published_with"]), unit="Mbps").text(rules),
             estimate=float(r["predicted_with"]), low=float(r["low"]), high=float(r["high"]),
-            unit="Mbps"))
+            unit="Mbps", **drive))
     s = v.summary
     out.append(claim_row(
         "'with' column predicted from the development-set calibration (registered goal)",
