@@ -7,14 +7,16 @@ facts, the sources and each study; the counts on an appendix page.
 :func:`render_markdown` writes ``report.md``. Its first table (within the first 40 lines,
 a test pins it) lists every measured claim on one line: the measurement with its noise,
 the model's median and 90% interval, P(holds), the verdict, the driver and what it would
-take. The lab's own predictions follow (:data:`PREDICTIONS_HEADING`), then exact facts,
+take. The lab's own predictions follow (:data:`PREDICTIONS_HEADING`, each with its driver
+and what it would take to change it), then exact facts,
 registered goals and the port's behaviour (:data:`FACTS_HEADING`), the sources by name and
 message-id, and each study's conclusion and figures, every caption once.
 :func:`render_counts` writes the appendix page ``counts.md`` (the exact counts, per study).
 :func:`render_html` turns either into a self-contained page with a table of contents and
 anchors (relative links, no scripts, no network); :func:`claims_table` and
 :func:`counts_table` are ``claims.parquet`` and ``counts.parquet``. Every verdict word and
-prediction phrase in these tables was written by :func:`memcglab.stats.judge`.
+prediction phrase in these tables was written by :func:`memcglab.stats.judge`;
+:func:`priced_without_driver` names any priced row that lacks its driver.
 
 >>> s = Study("04_x", "Study 4: layout", "ok", 1.5, None, [], "It | fits.", [])
 >>> md = render_markdown([s], {"quick": True, "missing": ["01"]}).splitlines()
@@ -41,8 +43,8 @@ from memcglab.studies.common.sources import SOURCES, cite
 __all__ = ["COUNTS_FILE", "COUNTS_HEADING", "FACTS_HEADING", "FIRST_SCREEN",
            "MEASURED_HEADING", "MEASURED_RULES", "PREDICTIONS_HEADING", "VERDICT_RULES",
            "Study", "claim_cells", "claims_table", "collect", "conclusion_of", "counts_table",
-           "format_driver", "format_interval", "format_value", "md_cell", "render_counts",
-           "render_html", "render_markdown", "slug", "title_of"]
+           "format_driver", "format_interval", "format_value", "md_cell", "priced_without_driver",
+           "render_counts", "render_html", "render_markdown", "slug", "title_of"]
 
 MEASURED_HEADING = "## The measured claims: where the model agrees and where it misses"
 PREDICTIONS_HEADING = "## The lab's predictions (nothing measured)"
@@ -205,6 +207,29 @@ def format_driver(row: dict[str, Any]) -> str:
     return row["driver"] if st is None else f"{row['driver']} (S_T {st:.2f})"
 
 
+def _driver_fault(row: dict[str, Any]) -> str:
+    if row.get("low") is None or row.get("high") is None or row["low"] == row["high"]:
+        return ""  # unpriced, or a band of zero width: no variance for a driver to explain
+    name, st = row.get("driver"), row.get("driver_st")
+    if not isinstance(name, str) or not name.strip():
+        return "no driver"
+    if not isinstance(st, int | float) or not 0.0 <= st <= 1.0:
+        return f"driver {name} has S_T {st!r}, not a total Sobol index in [0, 1]"
+    return ""
+
+
+def priced_without_driver(studies: list[Study]) -> list[str]:
+    """Every priced row (an interval of non-zero width) without a driver and its total
+    Sobol index in [0, 1], as ``"study NN, 'claim': what is wrong"``.
+
+    >>> row = {"claim": "x", "low": 1.0, "high": 2.0, "driver": "c2c", "driver_st": 1.2}
+    >>> priced_without_driver([Study("06_v4", "Study 6", "ok", None, None, [row])])
+    ["study 06, 'x': driver c2c has S_T 1.2, not a total Sobol index in [0, 1]"]
+    """
+    return [f"study {s.stem[:2]}, '{c['claim']}': {fault}" for s in studies
+            for c in s.claims if (fault := _driver_fault(c))]
+
+
 def _short(source: str) -> str:
     for s in SOURCES.values():
         if s.name == source:
@@ -237,10 +262,12 @@ def _measured(studies: list[Study]) -> list[str]:
 
 
 def _predictions(studies: list[Study]) -> list[str]:
-    head = ["study", "source", "quantity", "model: median [90%]", "prediction", "driver (S_T)"]
+    head = ["study", "source", "quantity", "model: median [90%]", "prediction", "driver (S_T)",
+            "what it would take"]
     rows = [[stem[:2], _short(c["source"]), c["claim"], format_interval(c), c["prediction"],
-             format_driver(c)] for stem, c in _by_rule(studies, ("prediction",))]
-    return _table(head, rows or [["-", "-", "no prediction was recorded", "-", "-", "-"]])
+             format_driver(c), c.get("would_take") or "—"]
+            for stem, c in _by_rule(studies, ("prediction",))]
+    return _table(head, rows or [["-", "-", "no prediction was recorded"] + ["-"] * 4])
 
 
 def _facts(studies: list[Study]) -> list[str]:
