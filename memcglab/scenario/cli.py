@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"parameter points of the uncertainty propagation "
                              f"(default {DEFAULT_POINTS}, at most {MAX_POINTS})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the points and traces")
+    parser.add_argument("--draws", metavar="FILE",
+                        help="also write every parameter point's change_pct (and weight) to "
+                             "FILE as CSV, atomically (contract revision 2)")
     parser.add_argument("--calibration", default="default", metavar="default|none|FILE",
                         help="calibrated inputs: the project's (default), the hardware "
                              "priors alone (none), or a calibration file")
@@ -68,6 +71,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and (out.is_dir() or not out.parent.is_dir()):
         return _fail(f"--out {args.out}: must be a file in an existing directory")
+    draws = Path(args.draws) if getattr(args, "draws", None) else None
+    if draws is not None and (draws.is_dir() or not draws.parent.is_dir()):
+        return _fail(f"--draws {args.draws}: must be a file in an existing directory")
     try:
         cal, label = load_calibration(args.calibration)
     except CalibrationFileError as e:
@@ -87,12 +93,41 @@ def run(args: argparse.Namespace) -> int:
         except ScenarioError as e:
             return _fail(str(e))
     results = []
+    collected: list = [] if draws is not None else None
     for s in scenarios:
-        obj = predict_scenario(s, args.points, args.seed, cal, label)
+        obj = predict_scenario(s, args.points, args.seed, cal, label, draws_out=collected)
+        if draws is not None:
+            obj = _with_draws(obj, str(draws))
         if out is None:
             sys.stdout.write(dumps(obj) + "\n")
             sys.stdout.flush()
         results.append(obj)
     if out is not None:
         _write_atomic(out, "[" + ",\n".join(dumps(r) for r in results) + "]\n")
+    if draws is not None:
+        _write_atomic(draws, _draws_csv(args.scenarios, collected))
     return 0
+
+
+def _with_draws(obj: dict, path: str) -> dict:
+    """The object with revision 2's ``draws`` key (the file) after ``band``."""
+    out = {}
+    for k, v in obj.items():
+        out[k] = v
+        if k == "band":
+            out["draws"] = path
+    return out
+
+
+def _draws_csv(files: list[str], collected: list) -> str:
+    """One row per scenario and point: its file, the point, change_pct, weight."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["file", "point", "change_pct", "weight"])
+    for f, (_, change, weight) in zip(files, collected, strict=True):
+        w.writerows([f, i, f"{c:.6g}", f"{x:.6g}"]
+                    for i, (c, x) in enumerate(zip(change, weight, strict=True)))
+    return buf.getvalue()

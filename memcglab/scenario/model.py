@@ -41,6 +41,7 @@ from memcglab.queueing import cpu_slowdown
 from memcglab.scenario.counts import KernelCounts, built, kernel_counts
 from memcglab.scenario.machine import resolve_machine
 from memcglab.scenario.spec import Design, Scenario
+from memcglab.scenario.terms import DEFAULT_TERMS, Terms
 from memcglab.scenario.work import cost_family, unit_of
 from memcglab.workloads.catalogue import ALTERNATIVES, BenchmarkSpec, Machine
 from memcglab.workloads.catalogue.spec import TEST_ALTERNATIVES
@@ -78,11 +79,19 @@ def line_label(station: str, protection: bool = False) -> str:
     return f"{role} {what}"
 
 
-def _combos(family: str, test: str, seed: int) -> list[tuple[tuple[str, object], ...]]:
-    """The alternative combinations to price, drawn in proportion to their prior weight."""
+def _combos(family: str, test: str, seed: int, every: bool = True
+            ) -> list[tuple[tuple[str, object], ...]]:
+    """The alternative combinations to price, drawn in proportion to their prior weight;
+    with ``every=False`` only the most probable one (each alternative's mode)."""
     names = TEST_ALTERNATIVES[(family, test)]
     if not names:
         return [()]
+    if not every:
+        modes = []
+        for n in names:
+            a = ALTERNATIVES[n]
+            modes.append((n, a.values[int(np.argmax(a.prior))]))
+        return [tuple(modes)]
     opts = [list(zip(ALTERNATIVES[n].values, ALTERNATIVES[n].prior, strict=True))
             for n in names]
     combos = []
@@ -100,14 +109,15 @@ def _combos(family: str, test: str, seed: int) -> list[tuple[tuple[str, object],
 class ScenarioModel:
     """A scenario's fixed part (module doc); price it with :meth:`evaluate`."""
 
-    def __init__(self, scenario: Scenario, seed: int = 0) -> None:
+    def __init__(self, scenario: Scenario, seed: int = 0, terms: Terms = DEFAULT_TERMS) -> None:
         self.scenario = scenario
+        self.terms = terms
         self.profile: MachineProfile = resolve_machine(scenario.machine, scenario.file)
         w = scenario.workload
         self.family_name = w.family
         self.cost_family = cost_family(w.family, w.test)
         self.unit = unit_of(w.family)
-        self.combos = _combos(w.family, w.test, seed)
+        self.combos = _combos(w.family, w.test, seed, terms.alternatives)
         p = self.profile
         machine = Machine(p.cpus, p.sockets, p.smt)
         self.base: list[KernelCounts] = []
@@ -145,10 +155,11 @@ class ScenarioModel:
                 CostParams.names() if n != "c2c_transfer"}
         h = np.broadcast_to(v["hold_cycles"], (b,))
         hc = np.broadcast_to(v["hold_cycles_cross"], (b,))
-        other = (np.broadcast_to(v["fixed_cycles"], (b,))
-                 + np.broadcast_to(v["unit_cycles"], (b,)) * self.units)
+        other = (np.broadcast_to(v["other_cycles"], (b,)) if "other_cycles" in v
+                 else self.work_cycles(v, b))
         smt_gain = np.broadcast_to(np.asarray(v["smt_gain"], dtype=float), (b,))
-        busiest = np.broadcast_to(v["busiest_cpu_share"], (b,))
+        busiest = (np.broadcast_to(v["busiest_cpu_share"], (b,)) if self.terms.busiest_share
+                   else np.ones(b))
         scan = default_scan_lines(min(design.slots, 255)) if design.model.startswith("multi") \
             else 1.0
         lines = {k: self._lines(c) for k, c in enumerate(counts)}
@@ -163,11 +174,14 @@ class ScenarioModel:
             for name, transfers, cross in lines[k]:
                 line_cyc[idx, names.index(name)] = transfers * ((1 - cross) * h[idx]
                                                                 + cross * hc[idx])
-            priv[idx] = c.private * ((1 - c.private_cross) * h[idx] + c.private_cross * hc[idx])
+            if self.terms.private_lines:
+                priv[idx] = c.private * ((1 - c.private_cross) * h[idx]
+                                         + c.private_cross * hc[idx])
             ci = {n: x[idx] for n, x in cost.items()}
             compute = function_cycles(c.per_op, ci, scan, np.zeros(idx.size),
                                       design.model)["total"]
-            slow = cpu_slowdown(self.instances, self.tasks, p.cpus, p.smt, smt_gain[idx])
+            slow = (cpu_slowdown(self.instances, self.tasks, p.cpus, p.smt, smt_gain[idx])
+                    if self.terms.cpu_slowdown else 1.0)
             cpu[idx] = (other[idx] + compute) * busiest[idx] * slow
         res = closed_network(self.instances, cpu / hz, priv / hz, line_cyc / hz[:, None],
                              names)
@@ -183,6 +197,44 @@ class ScenarioModel:
                 profile[f][idx] = 100.0 * fn[f] / total
         neck = [line_label(s) for s in res.bottleneck_names()]
         return res.ops_per_s, profile, neck
+
+    def with_measured(self, measured) -> ScenarioModel:
+        """This model (its counts shared, not replayed again) for the same scenario with
+        ``[base.measured]`` given (a :class:`memcglab.scenario.spec.Measured`, or None)."""
+        import copy
+        from dataclasses import replace
+
+        out = copy.copy(self)
+        out.scenario = replace(self.scenario, measured=measured)
+        return out
+
+    def work_cycles(self, v: Mapping[str, np.ndarray], b: int) -> np.ndarray:
+        """The work outside memcg per operation at each point: fixed plus per unit."""
+        return (np.broadcast_to(v["fixed_cycles"], (b,))
+                + np.broadcast_to(v["unit_cycles"], (b,)) * self.units)
+
+    def solve_work(self, v: Mapping[str, np.ndarray], which: np.ndarray, target: float
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """The work outside memcg per operation that makes the base kernel's ops/s equal
+        ``target`` at each point (bisection in log cycles: the rate falls as the work
+        grows), and where no work can: the points whose charge path alone, with no work
+        outside memcg, runs slower than ``target`` (those keep no work)."""
+        which = np.asarray(which, dtype=np.int64)
+        b = which.size
+        lo, hi = np.zeros(b), np.full(b, np.log(1e10))
+
+        def rate(log_work: np.ndarray) -> np.ndarray:
+            w = dict(v)
+            w["other_cycles"] = np.where(log_work <= 0.0, 0.0, np.exp(log_work))
+            return self._kernel(self.base, self.scenario.base, w, which, False)[0]
+
+        reachable = rate(lo) >= target
+        for _ in range(48):
+            mid = 0.5 * (lo + hi)
+            fast = rate(mid) >= target
+            lo, hi = np.where(fast, mid, lo), np.where(fast, hi, mid)
+        work = np.where(reachable, np.exp(0.5 * (lo + hi)), 0.0)
+        return work, ~reachable
 
     def _lines(self, c: KernelCounts) -> list[tuple[str, float, float]]:
         """(station, transfers per operation, cross-socket chance) of each shared line."""

@@ -64,11 +64,19 @@ def kernel_object(rate: Mapping[str, float], walks: float, charges: float, uncha
 
 def scenario_object(name: str, file: str, change: Mapping[str, float], base: dict[str, Any],
                     new: dict[str, Any], calibration: str, points: int, seed: int,
-                    version: str) -> dict[str, Any]:
-    """The whole object, keys in the contract's order."""
-    return {"schema": 1, "name": name, "file": file, "metric": "ops_per_s",
-            "change_pct": fmt_band(change, "pct"), "base": base, "new": new,
-            "calibration": calibration, "points": points, "seed": seed, "memcglab": version}
+                    version: str, band: Mapping[str, float] | None = None,
+                    draws: str | None = None) -> dict[str, Any]:
+    """The whole object, keys in the contract's order (revision 2's ``band`` after
+    ``new``, and ``draws``, the file ``--draws`` wrote, only when it was given)."""
+    out = {"schema": 1, "name": name, "file": file, "metric": "ops_per_s",
+           "change_pct": fmt_band(change, "pct"), "base": base, "new": new}
+    if band is not None:
+        out["band"] = {k: _round(v, "share") for k, v in band.items()}
+    if draws is not None:
+        out["draws"] = draws
+    out.update({"calibration": calibration, "points": points, "seed": seed,
+                "memcglab": version})
+    return out
 
 
 def dumps(obj: Any) -> str:

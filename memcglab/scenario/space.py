@@ -24,19 +24,26 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import norm, qmc
+from scipy.stats import t as t_dist
 
 from memcglab.calibration.files import CalibrationFile
 from memcglab.calibration.posterior import Param
 from memcglab.cost import CostParams
 from memcglab.hardware import MachineProfile
+from memcglab.scenario.terms import DEFAULT_TERMS, Terms
 from memcglab.scenario.work import FIXED, UNIT, busiest_share_prior
 from memcglab.uncertainty import Prior
 
-__all__ = ["PRIORS", "TAU_PRIOR", "Draws", "derived", "draw", "unknown_params"]
+__all__ = ["PRIORS", "TAU_PARAM", "TAU_PRIOR", "Draws", "derived", "draw", "unknown_params"]
 
 #: spread (log units) of a machine family's hold-time deviation from the pooled scale,
 #: when no calibration says it
 TAU_PRIOR = 0.7
+#: that spread as a fitted hyperparameter (rules_addendum_2026-12-02b, M0): the family
+#: deviations' normal prior has it as its sd
+TAU_PARAM = Param("hold_tau", "log", 0.5, 0.7,
+                  "rules_addendum_2026-12-02b: the spread of machine families' hold-time "
+                  "deviations, fitted (hierarchical)")
 
 
 def _lognormal(name: str, unit: str, median: float, sd: float, source: str) -> Param:
@@ -58,9 +65,11 @@ PRIORS: dict[str, Param] = {
 }
 
 
-def unknown_params(cost_family: str, unit: str) -> list[Param]:
+def unknown_params(cost_family: str, unit: str, terms: Terms = DEFAULT_TERMS) -> list[Param]:
     """The unknowns a scenario of ``cost_family`` reads, with their priors as Params."""
-    out = [PRIORS["hold_scale"], PRIORS["socket_growth"]]
+    out = [PRIORS["hold_scale"]]
+    if terms.socket_growth:
+        out.append(PRIORS["socket_growth"])
     for prior in (FIXED[cost_family], UNIT[unit]):
         # a log-uniform prior's 5-95% range as a lognormal's 90% interval
         sd = (np.log(prior.high) - np.log(prior.low)) / (2 * 1.645) * 0.9
@@ -74,34 +83,57 @@ class Draws:
 
     values: dict[str, np.ndarray]
     which: np.ndarray
+    #: the error model's standard variate (a t variate for ``student``)
     z_change: np.ndarray
     z_rate: np.ndarray
+    #: the additive error's normal (``lognormal+additive``)
+    z_add: np.ndarray
+    #: the input each coordinate of the unit cube drives, in column order
+    columns: tuple[str, ...] = ()
+    #: the unit-cube points the values come from (points, dims)
+    unit: np.ndarray | None = None
 
 
 def draw(profile: MachineProfile, cost_family: str, unit: str, tasks: int, combos: int,
-         points: int, seed: int, calibration: CalibrationFile | None) -> Draws:
-    """``points`` quasi-random points of everything a scenario's price depends on."""
+         points: int, seed: int, calibration: CalibrationFile | None,
+         terms: Terms = DEFAULT_TERMS, unit_points: np.ndarray | None = None) -> Draws:
+    """``points`` quasi-random points of everything a scenario's price depends on.
+
+    ``unit_points`` (points, dims) replaces the Sobol design: the same inputs at given
+    points of the unit cube (how :mod:`memcglab.scenario.band` resamples one group)."""
     hw = [n for n in CostParams.names() if n != "c2c_transfer"] + ["cpu_ghz", "smt_gain"]
     hw_priors: list[Prior] = [profile.priors[n] for n in hw if n in profile.priors]
     if "smt_gain" not in profile.priors:
         hw_priors.append(Prior("smt_gain", "fraction", 0.05, 0.25, 0.45, "triangular",
                                "Marr et al., ITJ 2002; Bulpin and Pratt 2004 (SMT gains)"))
-    hw_priors.append(busiest_share_prior(tasks))
-    needed = {p.name: p for p in unknown_params(cost_family, unit)}
+    if terms.busiest_share:
+        hw_priors.append(busiest_share_prior(tasks))
+    needed = {p.name: p for p in unknown_params(cost_family, unit, terms)}
     calibrated: list[str] = []
     dev = f"hold_dev:{profile.family}"
+    unseen = False
     if calibration is not None:
         names = calibration.calibration.names
         calibrated = list(names)
         for n in names:
             needed.pop(n, None)
-        if dev not in names:
-            needed[dev] = Param(dev, "log", 0.0, calibration.tau,
-                                "no data on this machine family: the pooled spread of "
-                                "family deviations", positive=False)
+        if terms.family_deviation and dev not in names:
+            if TAU_PARAM.name in names:
+                unseen = True  # the family's deviation: the fitted spread times a normal
+            else:
+                needed[dev] = Param(dev, "log", 0.0, calibration.tau,
+                                    "no data on this machine family: the pooled spread of "
+                                    "family deviations", positive=False)
     free = list(needed.values())
-    dims = len(calibrated) + len(free) + len(hw_priors) + 3
-    u = qmc.Sobol(dims, scramble=True, seed=seed).random(points)
+    dims = len(calibrated) + len(free) + len(hw_priors) + 4 + int(unseen)
+    if unit_points is None:
+        u = qmc.Sobol(dims, scramble=True, seed=seed).random(points)
+    else:
+        u = np.asarray(unit_points, dtype=float)
+        if u.shape != (points, dims):
+            raise ValueError(f"unit_points has shape {u.shape}: must be ({points}, {dims})")
+    columns = (*calibrated, *(p.name for p in free), *(p.name for p in hw_priors),
+               "alternative", "z_change", "z_rate", "z_add", *([dev] if unseen else []))
     k = 0
     values: dict[str, np.ndarray] = {}
     if calibration is not None:
@@ -115,20 +147,26 @@ def draw(profile: MachineProfile, cost_family: str, unit: str, tasks: int, combo
         values[prior.name] = np.asarray(prior.ppf(u[:, k]), dtype=float)
         k += 1
     which = np.minimum((u[:, k] * combos).astype(np.int64), combos - 1)
-    z = norm.ppf(np.clip(u[:, k + 1:k + 3], 1e-12, 1 - 1e-12))
+    uz = np.clip(u[:, k + 1:k + 4], 1e-12, 1 - 1e-12)
+    z = norm.ppf(uz)
+    z_change = t_dist.ppf(uz[:, 0], 4) if terms.error == "student" else z[:, 0]
+    if unseen:
+        values[dev] = values[TAU_PARAM.name] * norm.ppf(np.clip(u[:, k + 4], 1e-12,
+                                                                1 - 1e-12))
     if calibration is None:
-        values["sigma_rel"] = np.zeros(points)
-        values["sigma_abs"] = np.zeros(points)
-    return Draws(values=values, which=which, z_change=z[:, 0], z_rate=z[:, 1])
+        for name in ("sigma_rel", "sigma_abs", "sigma_add"):
+            values[name] = np.zeros(points)
+    return Draws(values=values, which=which, z_change=z_change, z_rate=z[:, 1],
+                 z_add=z[:, 2], columns=columns, unit=u)
 
 
-def derived(profile: MachineProfile, cost_family: str, values: dict[str, np.ndarray]
-            ) -> dict[str, np.ndarray]:
+def derived(profile: MachineProfile, cost_family: str, values: dict[str, np.ndarray],
+            terms: Terms = DEFAULT_TERMS) -> dict[str, np.ndarray]:
     """The model's inputs from the drawn values: hold times, the work outside memcg."""
     out = dict(values)
-    dev = values.get(f"hold_dev:{profile.family}", 0.0)
-    scale = values["hold_scale"] * np.exp(dev) * (profile.sockets / 2.0) ** \
-        values["socket_growth"]
+    dev = values.get(f"hold_dev:{profile.family}", 0.0) if terms.family_deviation else 0.0
+    growth = values.get("socket_growth", 0.0) if terms.socket_growth else 0.0
+    scale = values["hold_scale"] * np.exp(dev) * (profile.sockets / 2.0) ** growth
     # a transfer takes nanoseconds, whatever the core clock: the family's typical
     # transfer in ns, back in cycles at each point's drawn clock
     ghz = profile.priors["cpu_ghz"].typical

@@ -52,8 +52,8 @@ from memcglab.scenario.keys import (
     workload_keys,
 )
 
-__all__ = ["Cgroups", "Design", "Machine", "Scenario", "ScenarioError", "Workload",
-           "load_scenario", "parse_scenario"]
+__all__ = ["Cgroups", "Design", "Machine", "Measured", "Scenario", "ScenarioError",
+           "Workload", "load_scenario", "parse_scenario"]
 
 _TOP = {"schema": True, "name": True, "machine": True, "cgroups": False, "workload": True,
         "base": True, "new": True}
@@ -115,6 +115,19 @@ class Design:
 
 
 @dataclass(frozen=True)
+class Measured:
+    """``[base.measured]`` (contract revision 2): what the user measured on the base kernel."""
+
+    throughput: float
+    unit: str = ""
+    per: str = "total"
+    #: function -> % of all cycles, as ``profile_kind`` says
+    profile: tuple[tuple[str, float], ...] = ()
+    profile_kind: str = "children"
+    idle_pct: float | None = None
+
+
+@dataclass(frozen=True)
 class Scenario:
     """One scenario file, checked."""
 
@@ -125,6 +138,7 @@ class Scenario:
     workload: Workload
     base: Design
     new: Design
+    measured: Measured | None = None
 
 
 def _unknown(file: object, where: str, table: dict[str, Any], known: dict[str, Any]) -> None:
@@ -239,7 +253,62 @@ def _workload(file: object, w: dict[str, Any]) -> Workload:
     return Workload(family=family, test=test, keys=dict(sorted(keys.items())))
 
 
+#: the functions a ``[base.measured] profile`` may name (the output's profile list)
+PROFILE_NAMES = ("try_charge_memcg", "page_counter_try_charge", "page_counter_uncharge",
+                 "refill_stock", "drain_stock", "obj_cgroup_charge")
+_MEASURED = {"throughput": 1, "unit": 1, "per": 1, "profile": 1, "profile_kind": 1,
+             "idle_pct": 1}
+
+
+def _number(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, int | float)
+
+
+def _measured(file: object, m: Any) -> Measured:
+    where = "base.measured"
+    if not isinstance(m, dict):
+        raise ScenarioError(file, where, f"{m!r} is not a table", "a [base.measured] table")
+    _unknown(file, where, m, _MEASURED)
+    t = m.get("throughput")
+    if t is None:
+        raise ScenarioError(file, f"{where}.throughput", "missing",
+                            "the base kernel's operations per second, a number > 0")
+    if not _number(t) or not 0 < t < 1e15:
+        raise ScenarioError(file, f"{where}.throughput", f"{t!r} is out of range",
+                            "a number > 0 (operations per second)")
+    unit = m.get("unit", "")
+    if not isinstance(unit, str) or len(unit) > 64:
+        raise ScenarioError(file, f"{where}.unit", f"{unit!r} is not a short string",
+                            "free text of at most 64 characters")
+    per = m.get("per", "total")
+    if per not in ("total", "instance"):
+        raise ScenarioError(file, f"{where}.per", f"{per!r} is unknown", "total, instance")
+    kind = m.get("profile_kind", "children")
+    if kind not in ("children", "self"):
+        raise ScenarioError(file, f"{where}.profile_kind", f"{kind!r} is unknown",
+                            "children, self")
+    prof = m.get("profile", {})
+    if not isinstance(prof, dict):
+        raise ScenarioError(file, f"{where}.profile", f"{prof!r} is not a table",
+                            "an inline table of function = % of all cycles")
+    for fn, share in prof.items():
+        if fn not in PROFILE_NAMES:
+            raise ScenarioError(file, f"{where}.profile.{fn}", "unknown function",
+                                ", ".join(PROFILE_NAMES))
+        if not _number(share) or not 0 <= share <= 100:
+            raise ScenarioError(file, f"{where}.profile.{fn}", f"{share!r} is out of range",
+                                "a number from 0 to 100 (% of all cycles)")
+    idle = m.get("idle_pct")
+    if idle is not None and (not _number(idle) or not 0 <= idle < 100):
+        raise ScenarioError(file, f"{where}.idle_pct", f"{idle!r} is out of range",
+                            "a number from 0 to below 100 (% of CPU time)")
+    return Measured(throughput=float(t), unit=unit, per=per,
+                    profile=tuple((fn, float(v)) for fn, v in prof.items()),
+                    profile_kind=kind, idle_pct=None if idle is None else float(idle))
+
+
 def _design(file: object, which: str, d: dict[str, Any]) -> Design:
+    d = {k: v for k, v in d.items() if not (which == "base" and k == "measured")}
     _unknown(file, which, d, {"model": 1, **DESIGN_KEYS})
     models = design_models()  # live: a plugin registered after import counts
     if "model" not in d:
@@ -271,12 +340,14 @@ def parse_scenario(doc: dict[str, Any], file: object = "<scenario>") -> Scenario
     name = doc["name"]
     if not isinstance(name, str) or not name.strip():
         raise ScenarioError(file, "name", f"{name!r} is not a non-empty string", "free text")
+    base = _table(file, doc, "base")
+    measured = _measured(file, base["measured"]) if "measured" in base else None
     return Scenario(file=str(file), name=name,
                     machine=_machine(file, _table(file, doc, "machine")),
                     cgroups=_cgroups(file, _table(file, doc, "cgroups")),
                     workload=_workload(file, _table(file, doc, "workload")),
-                    base=_design(file, "base", _table(file, doc, "base")),
-                    new=_design(file, "new", _table(file, doc, "new")))
+                    base=_design(file, "base", base),
+                    new=_design(file, "new", _table(file, doc, "new")), measured=measured)
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -47,8 +47,11 @@ from memcglab.calibration.posterior import Calibration, Param
 
 __all__ = ["Calibration", "Observation", "Param", "fit", "KINDS", "log_posterior"]
 
-#: what an observation measures
-KINDS: tuple[str, ...] = ("change_pct", "log_rate")
+#: what an observation measures: a change in % (its prediction the mean log ratio), a
+#: log rate, a measured log ratio with the error model and the alternatives' mixture
+#: (its prediction ``L`` of shape (alternatives, points)), a log perf share (or, with
+#: ``upper``, a bound on it)
+KINDS: tuple[str, ...] = ("change_pct", "log_rate", "log_ratio", "log_share")
 Values = Mapping[str, np.ndarray]
 
 
@@ -62,6 +65,10 @@ class Observation:
     measured: float
     noise: float
     predict: Callable[[Values], np.ndarray]
+    #: the error model of a ``log_ratio`` observation (memcglab.scenario.errors)
+    error: str = "scaled"
+    #: a ``log_share`` observation that is only an upper bound (a printed 0.00)
+    upper: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -72,6 +79,15 @@ class Observation:
 
 
 def _loglik(obs: Observation, pred: np.ndarray, v: Values) -> np.ndarray:
+    if obs.kind == "log_ratio":
+        from memcglab.scenario.errors import log_density
+
+        return log_density(obs.error, obs.measured, pred, v, obs.noise)
+    if obs.kind == "log_share":
+        from scipy.stats import norm
+
+        z = (obs.measured - pred) / obs.noise
+        return norm.logcdf(z) if obs.upper else norm.logpdf(z) - np.log(obs.noise)
     if obs.kind == "change_pct":
         # in log ratio: L = log(new / base), so a -70% change and a +230% one are as far
         # from 0; the model's relative error scales L, the noise is the measurement's
@@ -89,9 +105,14 @@ def _values(params: Sequence[Param], u: np.ndarray) -> dict[str, np.ndarray]:
     return {p.name: p.from_u(u[i]) for i, p in enumerate(params)}
 
 
-def log_posterior(params: Sequence[Param], obs: Sequence[Observation]
+def log_posterior(params: Sequence[Param], obs: Sequence[Observation],
+                  hyper: Mapping[str, str] | None = None
                   ) -> Callable[[np.ndarray], np.ndarray]:
-    """The log posterior as a function of ``u`` of shape ``(k, ...)`` (vectorised)."""
+    """The log posterior as a function of ``u`` of shape ``(k, ...)`` (vectorised).
+
+    ``hyper`` maps a normal parameter to the parameter whose value is its prior's sd (a
+    hierarchical prior: the machine families' hold deviations and their spread)."""
+    hyper = dict(hyper or {})
 
     def f(u: np.ndarray) -> np.ndarray:
         u = np.asarray(u, dtype=float)
@@ -101,10 +122,18 @@ def log_posterior(params: Sequence[Param], obs: Sequence[Observation]
         total = np.zeros(flat.shape[1])
         for i, p in enumerate(params):
             c, s = p.prior_u
-            total += -0.5 * ((flat[i] - c) / s) ** 2
+            if p.name in hyper:
+                s = v[hyper[p.name]]
+                total += -0.5 * ((flat[i] - c) / s) ** 2 - np.log(s)
+            else:
+                total += -0.5 * ((flat[i] - c) / s) ** 2
         for o in obs:
             pred = np.asarray(o.predict(v), dtype=float)
-            total += _loglik(o, np.broadcast_to(pred, total.shape), v)
+            if o.kind == "log_ratio":
+                pred = np.atleast_2d(pred)
+                total += _loglik(o, np.broadcast_to(pred, (pred.shape[0], *total.shape)), v)
+            else:
+                total += _loglik(o, np.broadcast_to(pred, total.shape), v)
         return total.reshape(shape)
 
     return f
@@ -138,14 +167,16 @@ def _hessian(f: Callable[[np.ndarray], np.ndarray], u: np.ndarray, h: float = 0.
     return out
 
 
-def fit(params: Sequence[Param], obs: Sequence[Observation]) -> Calibration:
-    """Mode and Laplace covariance of the posterior of ``params`` given ``obs``."""
+def fit(params: Sequence[Param], obs: Sequence[Observation],
+        hyper: Mapping[str, str] | None = None) -> Calibration:
+    """Mode and Laplace covariance of the posterior of ``params`` given ``obs``
+    (``hyper``: :func:`log_posterior`'s hierarchical priors)."""
     if not params:
         raise ValueError("fit: no parameters")
     names = [p.name for p in params]
     if len(set(names)) != len(names):
         raise ValueError(f"fit: parameter names repeat: {names}")
-    f = log_posterior(params, obs)
+    f = log_posterior(params, obs, hyper)
     start = np.array([p.prior_u[0] for p in params])
 
     k = len(params)

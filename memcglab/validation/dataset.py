@@ -19,7 +19,7 @@ the calibrated unknowns. :func:`observations` turns cases into what
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -28,15 +28,19 @@ import numpy as np
 from memcglab.calibration.posterior import Param
 from memcglab.cost import CostParams
 from memcglab.hardware.families import profile_from_facts
+from memcglab.pricing.profile import FUNCTIONS
+from memcglab.scenario.errors import error_params
 from memcglab.scenario.model import ScenarioModel
-from memcglab.scenario.space import PRIORS, TAU_PRIOR, derived, unknown_params
+from memcglab.scenario.predict import SELF_FUNCTIONS, SHARE_FLOOR
+from memcglab.scenario.space import PRIORS, TAU_PARAM, TAU_PRIOR, derived, unknown_params
 from memcglab.scenario.spec import load_scenario
+from memcglab.scenario.terms import DEFAULT_TERMS, Terms
 from memcglab.scenario.work import busiest_share_prior
 from memcglab.validation.calibrate import Observation
 from memcglab.validation.devset import Case, calibration_point, load_cases
 
-__all__ = ["SIGMA_PRIORS", "CaseModel", "case_models", "declared_noise", "observations",
-           "unknowns"]
+__all__ = ["SIGMA_PRIORS", "CaseModel", "case_models", "declared_noise", "hyperpriors",
+           "observations", "share_observations", "unknowns"]
 
 #: the model's own errors: relative on an effect's size, and on absolute rates (log)
 SIGMA_PRIORS: dict[str, Param] = {
@@ -68,6 +72,7 @@ def typical_values(model: ScenarioModel, n: int) -> dict[str, np.ndarray]:
     v["smt_gain"] = np.full(n, p.priors["smt_gain"].typical if "smt_gain" in p.priors
                             else 0.25)
     v["busiest_cpu_share"] = np.full(n, busiest_share_prior(model.tasks).typical)
+    v["socket_growth"] = np.zeros(n)
     return v
 
 
@@ -83,25 +88,59 @@ class CaseModel:
         """The machine family of the case's scenario."""
         return self.model.profile.family
 
-    def _priced(self, theta: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """Base and new ops/s, (alternatives, points): every alternative in one batch."""
+    def _priced(self, theta: Mapping[str, np.ndarray], with_profile: bool = False):
+        """Both kernels at every point and alternative in one batch (points ordered
+        alternative-major: alternative ``k``'s points are ``k * n ... k * n + n - 1``).
+
+        The last pricing is kept: a fit asks for the change and every perf share of a
+        case at the same points, one observation after another."""
+        key = tuple((k, np.asarray(x, dtype=float).tobytes()) for k, x in sorted(theta.items()))
+        memo = self.__dict__.setdefault("_memo", {})
+        if memo.get("key") == key and (memo["profile"] or not with_profile):
+            return memo["value"]
+        value = self._price(theta, with_profile)
+        memo.update(key=key, profile=with_profile, value=value)
+        return value
+
+    def _price(self, theta: Mapping[str, np.ndarray], with_profile: bool):
         n = np.size(next(iter(theta.values())))
         k = len(self.model.combos)
         v = typical_values(self.model, n * k)
         # an unknown the caller does not vary sits at its prior's median
-        for p in unknown_params(self.model.cost_family, self.model.unit):
+        for p in unknown_params(self.model.cost_family, self.model.unit, self.model.terms):
             v[p.name] = np.full(n * k, p.prior_median)
         v.update({name: np.tile(np.broadcast_to(np.asarray(x, dtype=float), (n,)), k)
                   for name, x in theta.items()})
         v.setdefault(f"hold_dev:{self.family}", np.zeros(n * k))
-        v = derived(self.model.profile, self.model.cost_family, v)
-        p = self.model.evaluate(v, np.repeat(np.arange(k), n), with_profile=False)
+        v = derived(self.model.profile, self.model.cost_family, v, self.model.terms)
+        return self.model.evaluate(v, np.repeat(np.arange(k), n), with_profile=with_profile), k, n
+
+    def rates(self, theta: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Base and new ops/s, (alternatives, points)."""
+        p, k, n = self._priced(theta)
         return p.base_rate.reshape(k, n), p.new_rate.reshape(k, n)
+
+    def log_ratios(self, theta: Mapping[str, np.ndarray]) -> np.ndarray:
+        """log(new / base) per alternative and point, (alternatives, points)."""
+        base, new = self.rates(theta)
+        return np.log(new / base)
 
     def log_ratio(self, theta: Mapping[str, np.ndarray]) -> np.ndarray:
         """log(new / base) per point, the mean over the priced alternatives."""
-        base, new = self._priced(theta)
-        return np.log(new / base).mean(axis=0)
+        return self.log_ratios(theta).mean(axis=0)
+
+    def log_share(self, kernel: str, function: str) -> Callable[[Mapping[str, np.ndarray]],
+                                                                np.ndarray]:
+        """The model's log share of ``function`` (% of cycles) on ``kernel`` per point,
+        the mean share over the alternatives."""
+
+        def f(theta: Mapping[str, np.ndarray]) -> np.ndarray:
+            p, k, n = self._priced(theta, with_profile=True)
+            prof = p.base_profile if kernel == "base" else p.new_profile
+            share = prof[function].reshape(k, n).mean(axis=0)
+            return np.log(np.maximum(share, 1e-9))
+
+        return f
 
     def change_pct(self, theta: Mapping[str, np.ndarray]) -> np.ndarray:
         """The predicted change in % per point."""
@@ -109,7 +148,13 @@ class CaseModel:
 
     def log_base_rate(self, theta: Mapping[str, np.ndarray]) -> np.ndarray:
         """log of the base kernel's operations per second (all instances)."""
-        return np.log(self._priced(theta)[0]).mean(axis=0)
+        return np.log(self.rates(theta)[0]).mean(axis=0)
+
+    def measured_base_rate(self) -> float | None:
+        """The source's base throughput in operations per second (all instances), or
+        None where it prints none the model can read (``measured_log_base_rate``)."""
+        r = self.measured_log_base_rate()
+        return None if r is None else float(np.exp(r))
 
     def measured_log_base_rate(self) -> float | None:
         """The source's base throughput as log operations per second, or None."""
@@ -120,38 +165,57 @@ class CaseModel:
         return float(np.log(per_instance * self.model.instances))
 
 
-@lru_cache(maxsize=64)
-def _case_model(case_id: str) -> CaseModel:
+@lru_cache(maxsize=256)
+def _case_model(case_id: str, terms: Terms) -> CaseModel:
     case = next(c for c in load_cases() if c.case_id == case_id)
-    return CaseModel(case, ScenarioModel(load_scenario(case.scenario), seed=0))
+    return CaseModel(case, ScenarioModel(load_scenario(case.scenario), seed=0, terms=terms))
 
 
-def case_models(cases: Sequence[Case] | None = None) -> list[CaseModel]:
+def case_models(cases: Sequence[Case] | None = None, terms: Terms = DEFAULT_TERMS
+                ) -> list[CaseModel]:
     """A model per case (all development cases by default), cached across calls."""
-    return [_case_model(c.case_id) for c in (cases if cases is not None else load_cases())]
+    return [_case_model(c.case_id, terms)
+            for c in (cases if cases is not None else load_cases())]
+
+
+def _terms_of(models: Sequence[CaseModel]) -> Terms:
+    return models[0].model.terms if models else DEFAULT_TERMS
 
 
 def unknowns(models: Sequence[CaseModel]) -> list[Param]:
     """The calibrated parameters the cases read, with their priors (names once each)."""
+    terms = _terms_of(models)
     out: dict[str, Param] = {}
     for m in models:
-        for p in unknown_params(m.model.cost_family, m.model.unit):
+        for p in unknown_params(m.model.cost_family, m.model.unit, terms):
             out.setdefault(p.name, p)
-    families = sorted({m.family for m in models} | {_point_family()})
-    for f in families:
-        out[f"hold_dev:{f}"] = Param(f"hold_dev:{f}", "log", 0.0, TAU_PRIOR,
-                                     "the family's deviation from the pooled hold scale: "
-                                     "a normal prior of the pooled spread", positive=False)
-    out.update(SIGMA_PRIORS)
+    if terms.family_deviation:
+        families = sorted({m.family for m in models} | {_point_family()})
+        for f in families:
+            out[f"hold_dev:{f}"] = Param(f"hold_dev:{f}", "log", 0.0, TAU_PRIOR,
+                                         "the family's deviation from the pooled hold "
+                                         "scale: normal, its sd the fitted hold_tau",
+                                         positive=False)
+        out[TAU_PARAM.name] = TAU_PARAM
+    out.update({p.name: p for p in error_params(terms.error)})
+    out["sigma_abs"] = SIGMA_PRIORS["sigma_abs"]
     out["hold_scale"] = PRIORS["hold_scale"]
     return list(out.values())
+
+
+def hyperpriors(params: Sequence[Param]) -> dict[str, str]:
+    """Each family deviation's prior sd is the fitted spread (``hold_tau``)."""
+    names = {p.name for p in params}
+    if TAU_PARAM.name not in names:
+        return {}
+    return {n: TAU_PARAM.name for n in names if n.startswith("hold_dev:")}
 
 
 def _point_family() -> str:
     return str(calibration_point().machine["family"])
 
 
-def _hold_observation() -> Observation:
+def _hold_observation(terms: Terms = DEFAULT_TERMS) -> Observation:
     point = calibration_point()
     m = point.machine
     profile = profile_from_facts(int(m["cpus"]), int(m["sockets"]),
@@ -170,7 +234,7 @@ def _hold_observation() -> Observation:
         vals["cpu_ghz"] = np.full(n, profile.priors["cpu_ghz"].typical)
         vals.setdefault("fixed_cycles:tcp_stream", np.ones(n))
         vals.setdefault("unit_cycles:byte", np.ones(n))
-        d = derived(profile, "tcp_stream", vals)
+        d = derived(profile, "tcp_stream", vals, terms)
         cycles = (1 - cross) * d["hold_cycles"] + cross * d["hold_cycles_cross"]
         return np.log(cycles / vals["cpu_ghz"])
 
@@ -178,17 +242,53 @@ def _hold_observation() -> Observation:
                        measured, CALIBRATION_POINT_NOISE, predict)
 
 
+def share_observations(m: CaseModel) -> list[Observation]:
+    """The perf shares the case's source prints, as observations of the model's
+    (rules_addendum_2026-12-02b, section 3)."""
+    from memcglab.validation.devset import case_profile
+
+    c = m.case
+    if not c.profile:
+        return []
+    out = []
+    for kernel, kinds in case_profile(c).items():
+        for kind, shares in kinds.items():
+            for fn, share in shares.items():
+                if fn not in FUNCTIONS or (kind == "self" and fn not in SELF_FUNCTIONS):
+                    continue
+                rel = _share_noise(c, kernel, kind, fn)
+                upper = share <= 0.0
+                measured = np.log(SHARE_FLOOR if upper else share)
+                out.append(Observation(f"{c.case_id}/{kernel}/{kind}/{fn}", c.source,
+                                       "log_share", float(measured), rel,
+                                       m.log_share(kernel, fn), upper=upper))
+    return out
+
+
+def _share_noise(case: Case, kernel: str, kind: str, fn: str) -> float:
+    """A printed share's noise in log units: its ``± x%`` as x / 100, else 0.05."""
+    from memcglab.validation.devset import case_profile_noise
+
+    pct = case_profile_noise(case).get(kernel, {}).get(kind, {}).get(fn)
+    return 0.05 if pct is None else float(pct) / 100.0
+
+
 def observations(models: Sequence[CaseModel], hold_point: bool = True) -> list[Observation]:
     """What a calibration on ``models`` reads (module doc)."""
     obs: list[Observation] = []
+    terms = _terms_of(models)
     for m in models:
         c = m.case
-        obs.append(Observation(c.case_id, c.source, "change_pct", c.measured_change_pct,
-                               declared_noise(c), m.change_pct))
+        noise = declared_noise(c) / (100.0 + c.measured_change_pct)
+        if terms.perf_shares:  # first: the case's one pricing with profiles serves all
+            obs.extend(share_observations(m))
+        obs.append(Observation(c.case_id, c.source, "log_ratio",
+                               float(np.log1p(c.measured_change_pct / 100.0)), noise,
+                               m.log_ratios, error=terms.error))
         rate = m.measured_log_base_rate()
         if rate is not None:
             obs.append(Observation(f"{c.case_id}/base_rate", c.source, "log_rate", rate, 0.0,
                                    m.log_base_rate))
     if hold_point:
-        obs.append(_hold_observation())
+        obs.append(_hold_observation(terms))
     return obs

@@ -72,22 +72,24 @@ def hardware_digest(directory: Path | None = None) -> str:
     return h.hexdigest()
 
 
-def fold_key(devset: str, source: str, hardware: str | None = None) -> str:
+def fold_key(devset: str, source: str, hardware: str | None = None, variant: str = "") -> str:
     """The cache key of the fold without ``source`` on development set ``devset``: it
     changes with the development set, the source, the hardware data (``hardware``: a
-    :func:`hardware_digest`, by default of the data this package reads) and the code."""
+    :func:`hardware_digest`, by default of the data this package reads), the code and
+    the model variant (``variant``: :meth:`memcglab.scenario.terms.Terms.key`)."""
     hw = hardware_digest() if hardware is None else hardware
-    return hashlib.sha256(f"{devset}\0{source}\0{hw}\0{code_digest()}".encode()
+    extra = f"\0{variant}" if variant else ""
+    return hashlib.sha256(f"{devset}\0{source}\0{hw}\0{code_digest()}{extra}".encode()
                           ).hexdigest()[:32]
 
 
-def cached_fold(devset: str, source: str, fit: Callable[[], CalibrationFile]
-                ) -> CalibrationFile:
+def cached_fold(devset: str, source: str, fit: Callable[[], CalibrationFile],
+                variant: str = "") -> CalibrationFile:
     """The fold's calibration from the cache, or ``fit()`` and keep it."""
     where = cache_dir()
     if where is None:
         return fit()
-    key = fold_key(devset, source)
+    key = fold_key(devset, source, variant=variant)
     path = where / f"{key}.json"
     if path.exists():
         try:

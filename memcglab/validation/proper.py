@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from memcglab.calibration.files import CalibrationFile
-from memcglab.scenario.space import derived, draw
+from memcglab.scenario.predict import scenario_draws
 from memcglab.validation.baselines import BASELINES, predictive
 from memcglab.validation.dataset import CaseModel
 from memcglab.validation.scoring import ALPHA, case_scores, per_source
@@ -35,13 +35,8 @@ SCORES: tuple[str, ...] = ("interval_score", "crps")
 def change_draws(model: CaseModel, points: int, seed: int,
                  calibration: CalibrationFile | None) -> np.ndarray:
     """The change in % at every point ``memcglab predict`` prices for the case."""
-    m = model.model
-    d = draw(m.profile, m.cost_family, m.unit, m.tasks, len(m.combos), points, seed,
-             calibration)
-    v = derived(m.profile, m.cost_family, d.values)
-    priced = m.evaluate(v, d.which, with_profile=False)
-    log_ratio = np.log(priced.new_rate / priced.base_rate)
-    return np.expm1(log_ratio * (1.0 + v["sigma_rel"] * d.z_change)) * 100.0
+    return scenario_draws(model.model, points, seed, calibration,
+                          with_profile=False).change_pct
 
 
 def _row(method, r, draws_pct, weights, lo, hi, med) -> dict:
@@ -101,11 +96,13 @@ def proper_summary(pf: pd.DataFrame) -> pd.DataFrame:
 
 
 def proper_run(frame: pd.DataFrame, folds: Mapping, points: int,
-               seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """:func:`proper_frame` and :func:`proper_summary` of a scoreboard's run."""
+               seed: int, terms=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`proper_frame` and :func:`proper_summary` of a scoreboard's run (its model's
+    ``terms``, :data:`memcglab.scenario.terms.DEFAULT_TERMS` by default)."""
+    from memcglab.scenario.terms import DEFAULT_TERMS
     from memcglab.validation.dataset import case_models
 
-    models = {m.case.case_id: m for m in case_models()}
+    models = {m.case.case_id: m for m in case_models(terms=terms or DEFAULT_TERMS)}
     pf = proper_frame(frame, folds, models, points, seed)
     return pf, proper_summary(pf)
 

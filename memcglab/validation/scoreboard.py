@@ -25,6 +25,7 @@ import pandas as pd
 from memcglab.calibration.files import CalibrationFile
 from memcglab.scenario.predict import DEFAULT_POINTS, predict_scenario
 from memcglab.scenario.space import TAU_PRIOR
+from memcglab.scenario.terms import DEFAULT_TERMS, Terms
 from memcglab.validation.baselines import (
     BASELINES,
     FoldPrediction,
@@ -36,6 +37,7 @@ from memcglab.validation.dataset import (
     CaseModel,
     case_models,
     declared_noise,
+    hyperpriors,
     observations,
     unknowns,
 )
@@ -79,10 +81,14 @@ def calibrate_on(models: Sequence[CaseModel], left_out: Sequence[str] = ()) -> C
         leaked = sorted({o.case for o in obs if o.source == source})
         if leaked:
             raise LeakError(f"fold {source}: its calibration would read held-out {leaked}")
-    cal = fit(unknowns(train), obs)
+    params = unknowns(train)
+    cal = fit(params, obs, hyperpriors(params))
     families = tuple(sorted({m.family for m in train}))
-    return CalibrationFile(cal, devset_sha256(), TAU_PRIOR, tuple(left_out), families,
-                           note="fitted by memcglab.validation.scoreboard.calibrate_on")
+    tau = float(cal.mode.get("hold_tau", TAU_PRIOR))
+    terms = train[0].model.terms if train else DEFAULT_TERMS
+    return CalibrationFile(cal, devset_sha256(), tau, tuple(left_out), families,
+                           note="fitted by memcglab.validation.scoreboard.calibrate_on; "
+                                f"terms {terms.key()}")
 
 
 def _inside(low: float, high: float, m: float, noise: float) -> bool:
@@ -94,10 +100,11 @@ def _sign(median: float, m: float) -> bool:
 
 
 def _fold(source: str, models: Sequence[CaseModel]) -> Fold:
+    terms = models[0].model.terms
     cf = cached_fold(devset_sha256(), source,
-                     lambda: calibrate_on(models, left_out=(source,)))
+                     lambda: calibrate_on(models, left_out=(source,)), variant=terms.key())
     held = {m.case.case_id for m in models if m.case.source == source}
-    read = {c.split("/base_rate")[0] for c in cf.calibration.cases}
+    read = {"/".join(c.split("/")[:2]) for c in cf.calibration.cases}
     if held & read:
         raise LeakError(f"fold {source}: its calibration read held-out {sorted(held & read)}")
     inputs = [case_inputs(m) for m in models]
@@ -110,10 +117,11 @@ def _baseline_pct(fold: Fold, name: str, case_id: str) -> float:
 
 
 def run(points: int = DEFAULT_POINTS, seed: int = 0, sources: Sequence[str] | None = None,
-        progress: Callable[[str], None] | None = None) -> tuple[pd.DataFrame, dict[str, Fold]]:
+        progress: Callable[[str], None] | None = None, terms: Terms = DEFAULT_TERMS
+        ) -> tuple[pd.DataFrame, dict[str, Fold]]:
     """Predict every case leave-one-source-out; one row per case (:data:`COLUMNS`)."""
     cases = load_cases()
-    models = case_models(cases)
+    models = case_models(cases, terms)
     wanted = sorted({c.source for c in cases}) if sources is None else list(sources)
     rows, folds = [], {}
     for source in wanted:

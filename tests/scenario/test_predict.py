@@ -54,13 +54,17 @@ def band_ok(b):
 
 def test_output_has_the_contract_keys_in_order(answer, small):
     assert list(answer) == ["schema", "name", "file", "metric", "change_pct", "base", "new",
-                            "calibration", "points", "seed", "memcglab"]
+                            "band", "calibration", "points", "seed", "memcglab"]
+    # revision 2: the band's variance shares by input group, each a total Sobol index
+    assert list(answer["band"]) == ["model_error", "alternatives", "hardware", "work"]
+    assert all(0.0 <= x <= 1.0 for x in answer["band"].values())
+    assert answer["base"]["conditioning"] == "none" and "conditioning" not in answer["new"]
     assert answer["schema"] == 1 and answer["metric"] == "ops_per_s"
     assert answer["file"] == str(small) and answer["points"] == 32 and answer["seed"] == 0
     assert answer["calibration"].startswith("default:")
     assert band_ok(answer["change_pct"])
     for k in ("base", "new"):
-        kern = answer[k]
+        kern = {key: x for key, x in answer[k].items() if key != "conditioning"}
         assert set(kern) == KERNEL_KEYS
         assert band_ok(kern["ops_per_s"]) and kern["ops_per_s"]["low"] > 0
         assert set(kern["profile"]) == set(PROFILE_FUNCTIONS)

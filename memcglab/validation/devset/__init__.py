@@ -26,6 +26,7 @@ from memcglab.validation.devset.cases import (
     CASE_COLUMNS,
     CONTRACT_TOP_LEVEL,
     case_profile,
+    case_profile_noise,
     load_cases,
 )
 from memcglab.validation.devset.records import (
@@ -41,5 +42,6 @@ from memcglab.validation.devset.sources import ROW_COLUMNS, VALIDATION_DIR, load
 
 __all__ = ["VALIDATION_DIR", "CONTRACT_TOP_LEVEL", "CASE_COLUMNS", "ROW_COLUMNS", "DevsetError",
            "SourceRow", "Table", "Source", "Case", "CalibrationRow", "CalibrationPoint",
-           "source_ids", "load_source", "load_cases", "case_profile", "calibration_point",
+           "source_ids", "load_source", "load_cases", "case_profile", "case_profile_noise",
+           "calibration_point",
            "check"]

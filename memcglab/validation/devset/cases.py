@@ -165,6 +165,22 @@ def _check_profile(fail: Any, r: Mapping[str, str], src: Source) -> None:
                            f"{r[f'{arm}_kernel']!r}")
 
 
+def case_profile_noise(case: Case, directory: Path | None = None
+                       ) -> dict[str, dict[str, dict[str, float]]]:
+    """The printed ``± x%`` of each perf share :func:`case_profile` gives (x, in % of
+    the share), where the source prints one; shaped as :func:`case_profile`."""
+    src = load_source(case.source, directory)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for arm, kernel in (("base", case.base_kernel), ("new", case.new_kernel)):
+        for kind in ("self", "children"):
+            rows = {x.function: x.noise_pct for x in src.rows
+                    if (x.table, x.kernel, x.kind) == (case.table, kernel, f"profile-{kind}")
+                    and x.noise_pct is not None}
+            if rows:
+                out.setdefault(arm, {})[kind] = rows
+    return out
+
+
 def load_cases(directory: Path | None = None, published_dir: Path | None = None
                ) -> tuple[Case, ...]:
     """Every case of ``cases.csv``, each checked against its source and its scenario file."""

@@ -1,0 +1,72 @@
+"""Which terms the prediction model has: the build-up of ``rules_addendum_2026-12-02b``.
+
+The smallest model the exact counts allow (:data:`M0`) prices the replay's shared-line
+transfers with exact MVA, one hold time per machine family (a pooled scale and the
+family's deviation, the deviations' spread fitted), the work outside memcg and the
+charge path's own instructions, all of an operation's CPU time on one CPU. Each further
+term is a switch of :class:`Terms`, added in :data:`ORDER` and kept only if it lowered
+the leave-one-source-out score (``docs/prediction.md``, the ablation table);
+:data:`DEFAULT_TERMS` is the model that build-up chose, and what ``memcglab predict``
+uses.
+
+>>> M0.key()
+'error=lognormal+additive,family_deviation'
+>>> FULL.with_term("private_lines", False).private_lines
+False
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+__all__ = ["DEFAULT_TERMS", "ERROR_MODELS", "FULL", "M0", "ORDER", "Terms"]
+
+#: the error models of the addendum, section 1 (:mod:`memcglab.scenario.errors`)
+ERROR_MODELS: tuple[str, ...] = ("scaled", "lognormal", "lognormal+additive", "student")
+
+
+@dataclass(frozen=True)
+class Terms:
+    """The model's switches; every field but ``error`` is one candidate term."""
+
+    error: str = "lognormal+additive"
+    #: the CPU's SMT pairing and time-sharing slowdown (memcglab.queueing.cpu_slowdown)
+    cpu_slowdown: bool = False
+    #: the busiest CPU's share of an operation's cycles, drawn (else all on one CPU)
+    busiest_share: bool = False
+    #: the hold time's growth with sockets beyond the cross-socket share
+    socket_growth: bool = False
+    #: transfers of lines only one instance writes, priced as a delay
+    private_lines: bool = False
+    #: every priced modelling-alternative combination, as a mixture (else the mode's)
+    alternatives: bool = False
+    #: the training sources' printed perf shares in the calibration's likelihood
+    perf_shares: bool = False
+    #: one hold time per machine family (else one pooled hold time for all)
+    family_deviation: bool = True
+
+    def __post_init__(self) -> None:
+        if self.error not in ERROR_MODELS:
+            raise ValueError(f"Terms error={self.error!r}: valid: {', '.join(ERROR_MODELS)}")
+
+    def with_term(self, name: str, on: bool) -> Terms:
+        """This model with term ``name`` switched on or off."""
+        if name not in {f.name for f in fields(self)} - {"error"}:
+            raise ValueError(f"term {name!r}: valid: {', '.join(ORDER)}, family_deviation")
+        return replace(self, **{name: on})
+
+    def key(self) -> str:
+        """A short stable text of the switches (cache keys, tables)."""
+        on = [f.name for f in fields(self) if f.name != "error" and getattr(self, f.name)]
+        return ",".join([f"error={self.error}", *on])
+
+
+#: the candidate terms in the order the addendum tries them
+ORDER: tuple[str, ...] = ("cpu_slowdown", "busiest_share", "socket_growth", "private_lines",
+                          "alternatives", "perf_shares")
+#: the smallest model (the addendum's M0) with the error model section 1 chose
+M0 = Terms()
+#: every term on
+FULL = replace(M0, **dict.fromkeys(ORDER, True))
+#: the model the build-up chose (docs/prediction.md, the ablation table)
+DEFAULT_TERMS = FULL
