@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from memcglab.calibration.files import CalibrationFile
-from memcglab.scenario.predict import scenario_draws
+from memcglab.scenario.predict import scenario_draws, weighted_quantiles
+from memcglab.scenario.spec import PROFILE_NAMES, Measured
 from memcglab.validation.baselines import BASELINES, predictive
 from memcglab.validation.dataset import CaseModel
 from memcglab.validation.scoring import ALPHA, case_scores, per_source
@@ -26,8 +27,10 @@ from memcglab.validation.scoring import ALPHA, case_scores, per_source
 __all__ = ["METHODS", "SCORES", "change_draws", "code_commit", "proper_frame", "proper_run",
            "proper_summary", "proper_text", "write_tables"]
 
-#: memcglab, then the fair baselines
-METHODS: tuple[str, ...] = ("memcglab", *(b.name for b in BASELINES))
+#: memcglab without [base.measured], memcglab with it (where the source prints the base
+#: run: rules_addendum_2026-12-02b, section 4), then the fair baselines
+MEASURED = "memcglab+measured"
+METHODS: tuple[str, ...] = ("memcglab", MEASURED, *(b.name for b in BASELINES))
 #: the registered scores, lower is better
 SCORES: tuple[str, ...] = ("interval_score", "crps")
 
@@ -37,6 +40,34 @@ def change_draws(model: CaseModel, points: int, seed: int,
     """The change in % at every point ``memcglab predict`` prices for the case."""
     return scenario_draws(model.model, points, seed, calibration,
                           with_profile=False).change_pct
+
+
+def base_measured(model: CaseModel) -> Measured | None:
+    """What the case's source prints of the base run, as ``[base.measured]``: its
+    throughput (network benchmarks in Mbps) and, where printed, its perf shares (the
+    children shares, or the self shares of a source that prints only those)."""
+    from memcglab.validation.devset import case_profile
+
+    rate = model.measured_base_rate()
+    if rate is None:
+        return None
+    prof = case_profile(model.case).get("base", {}) if model.case.profile else {}
+    kind = "children" if "children" in prof else "self"
+    shares = {fn: v for fn, v in prof.get(kind, {}).items() if fn in PROFILE_NAMES}
+    return Measured(throughput=rate, unit="ops/s", per="total",
+                    profile=tuple(sorted(shares.items())), profile_kind=kind)
+
+
+def measured_draws(model: CaseModel, points: int, seed: int,
+                   calibration: CalibrationFile | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The change draws and weights with the source's base run given (or without it,
+    where the source prints none)."""
+    measured = base_measured(model)
+    if measured is None:
+        return change_draws(model, points, seed, calibration), None
+    sd = scenario_draws(model.model.with_measured(measured), points, seed, calibration,
+                        with_profile=False)
+    return sd.change_pct, sd.weights
 
 
 def _row(method, r, draws_pct, weights, lo, hi, med) -> dict:
@@ -63,6 +94,9 @@ def proper_frame(frame: pd.DataFrame, folds: Mapping, models: Mapping[str, CaseM
             raise AssertionError(f"{r.case}: the scored draws are not predict's "
                                  f"({lo}, {med}, {hi} against {r.low}, {r.median}, {r.high})")
         rows.append(_row("memcglab", r, x, None, float(lo), float(hi), float(med)))
+        mx, mw = measured_draws(models[r.case], points, seed, fold.calibration)
+        mlo, mmed, mhi = weighted_quantiles(mx, mw, [ALPHA / 2, 0.5, 1 - ALPHA / 2])
+        rows.append(_row(MEASURED, r, mx, mw, float(mlo), float(mhi), float(mmed)))
         for b in BASELINES:
             fp = fold.baselines[b.name]
             point = float(fp.point[fp.cases.index(r.case)])

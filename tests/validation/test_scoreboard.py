@@ -31,7 +31,10 @@ ADDENDUM_SHA256 = {
     # model selection (issue 22: error model, build-up, perf shares, [base.measured]),
     # committed before any variant it defines was fitted or scored
     "rules_addendum_2026-12-02b_model_selection.md":
-        "fff9ee8568f4cb22503576a5f3b5a4a4aac1477b3d561e8bc00658bdcc2c242a"}
+        "fff9ee8568f4cb22503576a5f3b5a4a4aac1477b3d561e8bc00658bdcc2c242a",
+    # its quadrature, amended before any selection result was read
+    "rules_addendum_2026-12-02c_quadrature.md":
+        "3e4a79d15bcd2b142e2832b0b69a7beb52aab2457a98b7ba7fe4b7ad60374c66"}
 
 
 @pytest.mark.parametrize("name", sorted(ADDENDUM_SHA256))
