@@ -217,15 +217,16 @@ class ScenarioModel:
                    ) -> tuple[np.ndarray, np.ndarray]:
         """The work outside memcg per operation that makes the base kernel's ops/s equal
         ``target`` at each point (bisection in log cycles: the rate falls as the work
-        grows), and where no work can: the points whose charge path alone, with no work
-        outside memcg, runs slower than ``target`` (those keep no work)."""
+        grows), and where no work can: the points whose charge path alone, with (one cycle
+        of) work outside memcg, runs slower than ``target`` (those keep one cycle)."""
         which = np.asarray(which, dtype=np.int64)
         b = which.size
         lo, hi = np.zeros(b), np.full(b, np.log(1e10))
 
         def rate(log_work: np.ndarray) -> np.ndarray:
             w = dict(v)
-            w["other_cycles"] = np.where(log_work <= 0.0, 0.0, np.exp(log_work))
+            w["other_cycles"] = np.exp(log_work)  # at least one cycle: a closed loop
+            # with no demand at all would run unboundedly fast
             return self._kernel(self.base, self.scenario.base, w, which, False)[0]
 
         reachable = rate(lo) >= target
@@ -233,7 +234,7 @@ class ScenarioModel:
             mid = 0.5 * (lo + hi)
             fast = rate(mid) >= target
             lo, hi = np.where(fast, mid, lo), np.where(fast, hi, mid)
-        work = np.where(reachable, np.exp(0.5 * (lo + hi)), 0.0)
+        work = np.where(reachable, np.exp(0.5 * (lo + hi)), 1.0)
         return work, ~reachable
 
     def _lines(self, c: KernelCounts) -> list[tuple[str, float, float]]:
