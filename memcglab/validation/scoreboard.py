@@ -107,8 +107,17 @@ def _fold(source: str, models: Sequence[CaseModel]) -> Fold:
     read = {"/".join(c.split("/")[:2]) for c in cf.calibration.cases}
     if held & read:
         raise LeakError(f"fold {source}: its calibration read held-out {sorted(held & read)}")
-    inputs = [case_inputs(m) for m in models]
+    # the baselines read every modelling alternative's counts, whatever memcglab's terms
+    # (the proper-scoring addendum: "averaged over the modelling alternatives")
+    inputs = [case_inputs(m) for m in _baseline_models(models)]
     return Fold(source, cf, {b.name: fold_predictions(b, inputs, source) for b in BASELINES})
+
+
+def _baseline_models(models: Sequence[CaseModel]) -> list[CaseModel]:
+    from dataclasses import replace
+
+    terms = replace(models[0].model.terms, alternatives=True)
+    return case_models([m.case for m in models], terms)
 
 
 def _baseline_pct(fold: Fold, name: str, case_id: str) -> float:
