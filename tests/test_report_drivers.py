@@ -77,8 +77,11 @@ def test_every_study6_prediction_has_its_driver_in_its_space(v4):
         assert row["driver"] in _space(path), path.name
         assert 0.0 <= row["driver_st"] <= 1.0 and row["would_take"]
     drivers = {row["claim"].split(": ")[1]: row.get("driver") for row in rows}
-    # the stream's band is mostly its modelling alternatives (which cost model prices it)
-    assert drivers["netperf_rx on lkp-2s-224t-spr"] == "alternative"
+    # the chosen model prices the most probable alternative combination only
+    # (DEFAULT_TERMS: the mixture did not earn its place), so no band can be driven by
+    # which alternative a point uses
+    assert "alternative" not in drivers.values()
+    assert drivers["netperf_rx on lkp-2s-224t-spr"] is not None
 
 
 def test_the_driver_explains_the_band_predict_printed():

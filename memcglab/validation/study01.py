@@ -38,7 +38,13 @@ from memcglab.calibration.files import CalibrationFile, dump_calibration, read_c
 from memcglab.scenario.predict import DEFAULT_POINTS, predict_scenario
 from memcglab.scenario.space import TAU_PRIOR
 from memcglab.validation.calibrate import Observation, fit
-from memcglab.validation.dataset import CaseModel, case_models, observations, unknowns
+from memcglab.validation.dataset import (
+    CaseModel,
+    case_models,
+    hyperpriors,
+    observations,
+    unknowns,
+)
 from memcglab.validation.digest import devset_sha256
 from memcglab.validation.drivers import NEW_RATE, BandDriver, band_driver
 from memcglab.validation.foldcache import cached_fold
@@ -65,7 +71,7 @@ def observations_without_changes(models: Sequence[CaseModel]) -> list[Observatio
     """Every observation of ``models`` and the calibration point but :data:`SOURCE`'s
     changes (module doc); :class:`LeakError` if one would remain."""
     obs = [o for o in observations(models)
-           if not (o.source == SOURCE and o.kind == "change_pct")]
+           if not (o.source == SOURCE and o.kind in ("change_pct", "log_ratio"))]
     check_no_change([o.case for o in obs])
     return obs
 
@@ -82,9 +88,11 @@ def check_no_change(cases_read: Sequence[str]) -> None:
 
 def _fit(models: Sequence[CaseModel]) -> CalibrationFile:
     obs = observations_without_changes(models)
-    cal = fit(unknowns(models), obs)
+    params = unknowns(models)
+    cal = fit(params, obs, hyperpriors(params))
     families = tuple(sorted({m.family for m in models}))
-    cf = CalibrationFile(cal, devset_sha256(), TAU_PRIOR, (CACHE_KEY,), families,
+    tau = float(cal.mode.get("hold_tau", TAU_PRIOR))
+    cf = CalibrationFile(cal, devset_sha256(), tau, (CACHE_KEY,), families,
                          note="fitted by memcglab.validation.study01.calibrate: the "
                               f"development set without {SOURCE}'s change observations "
                               "(its 'without' base rates kept)")
