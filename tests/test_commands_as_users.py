@@ -44,7 +44,7 @@ MEMCGLAB = [SCRIPT] if SCRIPT else [sys.executable, "-m", "memcglab"]
 REPLAY_KEYS = ["batch", "counters", "failed_charges", "memcgs", "model", "ops", "seed",
                "set_max_busy", "short_uncharges", "slots", "stocks", "warnings"]
 #: the scenario contract's output keys, in its order (docs/scenario-contract.md, "Output")
-PREDICT_KEYS = ["schema", "name", "file", "metric", "change_pct", "base", "new",
+PREDICT_KEYS = ["schema", "name", "file", "metric", "change_pct", "base", "new", "band",
                 "calibration", "points", "seed", "memcglab"]
 KERNEL_KEYS = ["ops_per_s", "walks_per_op", "charges_per_op", "uncharges_per_op", "profile",
                "bottleneck"]
@@ -143,8 +143,12 @@ def test_predict_answers_a_shipped_scenario_from_an_empty_directory(empty):
     assert out["file"] == str(STUDY06_TCP_RR) and out["metric"] == "ops_per_s"
     assert out["calibration"].startswith("default:") and out["points"] == 512
     assert out["memcglab"] == version("memcglab") and band(out["change_pct"])
+    # revision 2: the base's conditioning comes first (none: the file gives no base run)
+    assert out["base"]["conditioning"] == "none"
+    assert set(out["band"]) == {"model_error", "alternatives", "hardware", "work"}
     for kernel in ("base", "new"):
-        assert list(out[kernel]) == KERNEL_KEYS
+        keys = [k for k in out[kernel] if k != "conditioning"]
+        assert keys == KERNEL_KEYS
         assert band(out[kernel]["ops_per_s"])
         assert list(out[kernel]["profile"]) == list(PROFILE_FUNCTIONS)
     assert list(empty.iterdir()) == []
@@ -182,7 +186,8 @@ def test_validate_quick_writes_its_tables_without_tabulate(empty, without_tabula
          "proper_summary.csv", "run.json",
          *(f"calibration-without-{s}.json" for s in sources)])
     proper = pd.read_csv(out / "proper_summary.csv")
-    assert len(proper) == 4 and proper.notna().all().all()
+    # memcglab, memcglab with the base run given, and the three fair baselines
+    assert len(proper) == 5 and proper.notna().all().all()
     summary = pd.read_csv(out / "summary.csv", index_col="method")
     assert "memcglab" in summary.index and "coverage" in summary.columns
     assert len(pd.read_parquet(out / "profiles.parquet")) > 0

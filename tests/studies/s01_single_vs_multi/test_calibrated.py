@@ -68,7 +68,12 @@ def test_score_by_hand():
         "clients": [6, 12], "predicted_with_mbps": [100.0, 200.0], "low": [90.0, 150.0],
         "high": [110.0, 205.0], "predicted_without_mbps": [80.0, 90.0], "change_pct": [1.0, 2.0],
         "new_bottleneck": ["cpu", "cpu"], "alternatives": [1, 2],
-        "calibration_sha256": ["a" * 64] * 2})
+        "calibration_sha256": ["a" * 64] * 2,
+        # each row's band driver (validation.drivers.DRIVER_COLUMNS), worked by hand: the
+        # hold scale, the median reaching 100-300 Mbit/s over its drawn range
+        "driver": ["hold_scale"] * 2, "driver_st": [0.8, 0.7], "driver_unit": ["x c2c"] * 2,
+        "driver_low": [1.0, 1.0], "driver_high": [5.0, 5.0], "driver_median": [100.0, 200.0],
+        "reach_values": [[1.0, 3.0, 5.0]] * 2, "reach_medians": [[100.0, 200.0, 300.0]] * 2})
     pred = calibrated.CalibratedPrediction(table, None, 16)
     v = calibrated.score(pred, np.array([105.0, 250.0]))
     assert v.rows["inside"].tolist() == [True, False]
