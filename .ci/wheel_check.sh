@@ -78,13 +78,15 @@ import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 1, f"predict printed {len(lines)} lines, not one"
 out = json.loads(lines[0])
-keys = ["schema", "name", "file", "metric", "change_pct", "base", "new", "calibration",
-        "points", "seed", "memcglab"]
+keys = ["schema", "name", "file", "metric", "change_pct", "base", "new", "band",
+        "calibration", "points", "seed", "memcglab"]
 assert list(out) == keys, f"predict's keys {list(out)} are not the contract's {keys}"
 kernel = ["ops_per_s", "walks_per_op", "charges_per_op", "uncharges_per_op", "profile",
           "bottleneck"]
+assert out["base"]["conditioning"] == "none", out["base"]["conditioning"]
 for k in ("base", "new"):
-    assert list(out[k]) == kernel, f"predict's {k} keys {list(out[k])}"
+    got = [x for x in out[k] if x != "conditioning"]
+    assert got == kernel, f"predict's {k} keys {list(out[k])}"
 print(f"change {out['change_pct']}, calibration {out['calibration'][:20]}...")
 PY
 took

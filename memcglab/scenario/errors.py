@@ -38,7 +38,7 @@ from memcglab.calibration.posterior import Param
 
 __all__ = ["ERROR_PARAMS", "GRID", "Y_LIMIT", "draw_y", "error_params", "log_density"]
 
-#: the largest |log(new / base)| a draw keeps (a ratio of 10^6)
+#: the largest absolute value of log(new / base) a draw keeps (a ratio of 10^6)
 Y_LIMIT = float(np.log(1e6))
 
 #: the error's standard variate on a trapezoid grid: fine enough that neighbouring nodes
