@@ -95,9 +95,8 @@ def run(args: argparse.Namespace) -> int:
     results = []
     collected: list = [] if draws is not None else None
     for s in scenarios:
-        obj = predict_scenario(s, args.points, args.seed, cal, label, draws_out=collected)
-        if draws is not None:
-            obj = _with_draws(obj, str(draws))
+        obj = predict_scenario(s, args.points, args.seed, cal, label, draws_out=collected,
+                               draws_file=None if draws is None else str(draws))
         if out is None:
             sys.stdout.write(dumps(obj) + "\n")
             sys.stdout.flush()
@@ -107,16 +106,6 @@ def run(args: argparse.Namespace) -> int:
     if draws is not None:
         _write_atomic(draws, _draws_csv(args.scenarios, collected))
     return 0
-
-
-def _with_draws(obj: dict, path: str) -> dict:
-    """The object with revision 2's ``draws`` key (the file) after ``band``."""
-    out = {}
-    for k, v in obj.items():
-        out[k] = v
-        if k == "band":
-            out["draws"] = path
-    return out
 
 
 def _draws_csv(files: list[str], collected: list) -> str:

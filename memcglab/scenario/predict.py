@@ -39,8 +39,8 @@ from memcglab.scenario.space import Draws, derived, draw
 from memcglab.scenario.spec import Measured, Scenario, load_scenario
 
 __all__ = ["DEFAULT_POINTS", "MAX_POINTS", "PROFILE_NOISE", "SHARE_FLOOR", "ScenarioDraws",
-           "predict", "predict_scenario", "profile_log_weights", "scenario_draws",
-           "weighted_quantiles"]
+           "points_of", "predict", "predict_scenario", "price_points", "profile_log_weights",
+           "scenario_draws", "weighted_quantiles", "y_of"]
 
 #: parameter points per scenario: a power of two (Sobol balance) that keeps a scenario
 #: well inside 30 s on 2 cores
@@ -63,7 +63,8 @@ class ScenarioDraws:
     change_pct: np.ndarray
     weights: np.ndarray
     priced: Priced
-    log_ratio: np.ndarray
+    #: log(new / base) with the model's error, per point
+    y: np.ndarray
     values: dict[str, np.ndarray]
     draws: Draws
     conditioning: str
@@ -103,10 +104,18 @@ def _target(m: ScenarioModel, measured: Measured) -> float:
     return measured.throughput * (m.instances if measured.per == "instance" else 1)
 
 
-def _priced(m: ScenarioModel, d: Draws, measured: Measured | None, with_profile: bool
-            ) -> tuple[Priced, dict[str, np.ndarray], float]:
+def points_of(m: ScenarioModel, points: int, seed: int, calibration: CalibrationFile | None,
+              unit: np.ndarray | None = None) -> Draws:
+    """The points predict prices ``m`` at (``unit``: the same inputs at other points of the
+    unit cube)."""
+    return draw(m.profile, m.cost_family, m.unit, m.tasks, len(m.combos), points, seed,
+                calibration, m.terms, unit_points=unit)
+
+
+def price_points(m: ScenarioModel, d: Draws, measured: Measured | None, with_profile: bool
+                 ) -> tuple[Priced, dict[str, np.ndarray], float]:
     """Both kernels at the draws' points, conditioned on ``measured``'s throughput; the
-    share of points where the condition could not be met."""
+    model's inputs there; the share of points where the condition could not be met."""
     v = derived(m.profile, m.cost_family, d.values, m.terms)
     unmet = 0.0
     if measured is not None:
@@ -116,7 +125,9 @@ def _priced(m: ScenarioModel, d: Draws, measured: Measured | None, with_profile:
     return m.evaluate(v, d.which, with_profile=with_profile), v, unmet
 
 
-def _y(m: ScenarioModel, priced: Priced, v: Mapping[str, np.ndarray], d: Draws) -> np.ndarray:
+def y_of(m: ScenarioModel, priced: Priced, v: Mapping[str, np.ndarray], d: Draws
+         ) -> np.ndarray:
+    """log(new / base) at each point with the model's error drawn."""
     log_ratio = np.log(priced.new_rate / priced.base_rate)
     return draw_y(m.terms.error, log_ratio, v, d.z_change, d.z_add)
 
@@ -126,11 +137,10 @@ def scenario_draws(m: ScenarioModel, points: int, seed: int,
                    ) -> ScenarioDraws:
     """Every point's change of ``m``'s scenario (conditioned on its ``[base.measured]``)."""
     measured = m.scenario.measured
-    d = draw(m.profile, m.cost_family, m.unit, m.tasks, len(m.combos), points, seed,
-             calibration, m.terms)
+    d = points_of(m, points, seed, calibration)
     need_profile = with_profile or bool(measured and measured.profile)
-    priced, v, unmet = _priced(m, d, measured, need_profile)
-    y = _y(m, priced, v, d)
+    priced, v, unmet = price_points(m, d, measured, need_profile)
+    y = y_of(m, priced, v, d)
     weights = np.full(points, 1.0 / points)
     conditioning = "none"
     if measured is not None:
@@ -144,7 +154,7 @@ def scenario_draws(m: ScenarioModel, points: int, seed: int,
             w = np.exp(lw - lw.max())
             weights = w / w.sum()
     return ScenarioDraws(change_pct=np.expm1(y) * 100.0, weights=weights, priced=priced,
-                         log_ratio=y, values=v, draws=d, conditioning=conditioning)
+                         y=y, values=v, draws=d, conditioning=conditioning)
 
 
 def band_shares(m: ScenarioModel, sd: ScenarioDraws, seed: int,
@@ -154,10 +164,9 @@ def band_shares(m: ScenarioModel, sd: ScenarioDraws, seed: int,
     points = d0.unit.shape[0]
 
     def y_at(unit: np.ndarray) -> np.ndarray:
-        d = draw(m.profile, m.cost_family, m.unit, m.tasks, len(m.combos), points, seed,
-                 calibration, m.terms, unit_points=unit)
-        priced, v, _ = _priced(m, d, m.scenario.measured, False)
-        return _y(m, priced, v, d)
+        d = points_of(m, points, seed, calibration, unit)
+        priced, v, _ = price_points(m, d, m.scenario.measured, False)
+        return y_of(m, priced, v, d)
 
     return variance_shares(y_at, d0.unit, d0.columns, seed)
 
@@ -185,10 +194,11 @@ def _version() -> str:
 def predict_scenario(scenario: Scenario, points: int = DEFAULT_POINTS, seed: int = 0,
                      calibration: CalibrationFile | None = None,
                      label: str = "none", model: ScenarioModel | None = None,
-                     draws_out: list | None = None) -> dict:
+                     draws_out: list | None = None, draws_file: str | None = None) -> dict:
     """The contract's object for one checked scenario (see the module doc).
 
-    ``draws_out``, when given, receives ``(scenario name, change_pct, weights)``."""
+    ``draws_out``, when given, receives ``(scenario name, change_pct, weights)``;
+    ``draws_file`` is the ``--draws`` file the object names."""
     if not 1 <= points <= MAX_POINTS:
         raise ValueError(f"points={points}: must be between 1 and {MAX_POINTS}")
     m = model or ScenarioModel(scenario, seed=seed)
@@ -219,7 +229,7 @@ def predict_scenario(scenario: Scenario, points: int = DEFAULT_POINTS, seed: int
         scenario.name, scenario.file, _band(sd.change_pct, w),
         {"conditioning": sd.conditioning, **base},
         kernel(priced.new_rate, priced.new_profile, priced.new_bottleneck, m.new, widen_new),
-        label, points, seed, _version(), band=band)
+        label, points, seed, _version(), band=band, draws=draws_file)
 
 
 def predict(path: str | Path, points: int = DEFAULT_POINTS, seed: int = 0,

@@ -20,7 +20,7 @@ the calibrated unknowns. :func:`observations` turns cases into what
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -82,6 +82,8 @@ class CaseModel:
 
     case: Case
     model: ScenarioModel
+    #: the last pricing (:meth:`_priced`), not part of the case's identity
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def family(self) -> str:
@@ -95,7 +97,7 @@ class CaseModel:
         The last pricing is kept: a fit asks for the change and every perf share of a
         case at the same points, one observation after another."""
         key = tuple((k, np.asarray(x, dtype=float).tobytes()) for k, x in sorted(theta.items()))
-        memo = self.__dict__.setdefault("_memo", {})
+        memo = self._memo
         if memo.get("key") == key and (memo["profile"] or not with_profile):
             return memo["value"]
         value = self._price(theta, with_profile)

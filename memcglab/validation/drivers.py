@@ -18,8 +18,9 @@ out to :data:`REACH` times past what the points drew (a fraction stays in [0, 1]
 driver (which modelling alternative a point prices) is pinned to each option instead;
 the model's error is pinned through its standard variate, in sd.
 
-The quantity functions mirror :func:`memcglab.scenario.predict.predict_scenario` for a
-scenario without ``[base.measured]``; the tests pin each against predict's printed band.
+The quantity functions price through predict's own functions
+(:func:`memcglab.scenario.predict.price_points`, :func:`~memcglab.scenario.predict.y_of`) for
+a scenario without ``[base.measured]``; the tests pin each against predict's printed band.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ import numpy as np
 
 from memcglab.calibration.files import CalibrationFile
 from memcglab.scenario.band import group_of
-from memcglab.scenario.errors import draw_y
 from memcglab.scenario.model import ScenarioModel
-from memcglab.scenario.space import Draws, derived, draw, unknown_params
+from memcglab.scenario.predict import points_of, price_points, y_of
+from memcglab.scenario.space import Draws, unknown_params
 from memcglab.stats import Take
 from memcglab.uncertainty.sensitivity import crossing, design_sobol, top_driver
 
@@ -69,21 +70,20 @@ def predict_draws(m: ScenarioModel, points: int, seed: int,
                   ) -> Draws:
     """The points ``memcglab predict`` prices ``m`` at (``unit``: the same inputs at other
     points of the unit cube)."""
-    return draw(m.profile, m.cost_family, m.unit, m.tasks, len(m.combos), points, seed,
-                calibration, m.terms, unit_points=unit)
+    return points_of(m, points, seed, calibration, unit)
 
 
 def _priced(m: ScenarioModel, d: Draws) -> tuple[Any, dict[str, np.ndarray]]:
     if m.scenario.measured is not None:
         raise ValueError(f"{m.scenario.name}: a scenario with [base.measured] is priced "
                          "conditioned on it; its drivers are not computed here")
-    v = derived(m.profile, m.cost_family, d.values, m.terms)
-    return m.evaluate(v, d.which, with_profile=False), v
+    priced, v, _ = price_points(m, d, None, False)
+    return priced, v
 
 
 def _change(m: ScenarioModel, d: Draws) -> np.ndarray:
     p, v = _priced(m, d)
-    y = draw_y(m.terms.error, np.log(p.new_rate / p.base_rate), v, d.z_change, d.z_add)
+    y = y_of(m, p, v, d)
     with np.errstate(over="ignore"):  # a pinned error far out overflows to inf: fine
         return np.expm1(y) * 100.0
 

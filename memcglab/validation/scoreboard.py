@@ -17,7 +17,7 @@ Leakage is checked, not assumed: each fold's calibration records the cases it re
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -114,8 +114,6 @@ def _fold(source: str, models: Sequence[CaseModel]) -> Fold:
 
 
 def _baseline_models(models: Sequence[CaseModel]) -> list[CaseModel]:
-    from dataclasses import replace
-
     terms = replace(models[0].model.terms, alternatives=True)
     return case_models([m.case for m in models], terms)
 
