@@ -20,6 +20,10 @@ PINNED = {
     # without the thread's change observations, committed before any code computed it
     "study01_addendum_2026-12-01_calibrated.md":
         "254f1d55913a6fcff19dd50f77b455cb6002930aadac76b263c3bf343dc46ffc",
+    # the third: the chosen model (issue 22), with and without [base.measured], scored by
+    # the proper rule against the fair baselines, committed before any code computed it
+    "study01_addendum_2026-12-03_chosen_model.md":
+        "873271c43403ee4df5c0c585fe2b6e050fd077c28cee2a3d15cd40d73274486c",
 }
 
 
