@@ -45,8 +45,8 @@ from memcglab.validation.devset import case_profile, load_cases
 from memcglab.validation.digest import devset_sha256
 from memcglab.validation.foldcache import cached_fold
 
-__all__ = ["COLUMNS", "METHODS", "Fold", "LeakError", "calibrate_on", "cases_in_order",
-           "profile_frame", "run", "summary"]
+__all__ = ["COLUMNS", "METHODS", "Fold", "LeakError", "baseline_folds", "calibrate_on",
+           "cases_in_order", "profile_frame", "run", "summary"]
 
 #: the scoreboard's columns, one row per case (the issue's list first)
 COLUMNS: tuple[str, ...] = (
@@ -107,10 +107,15 @@ def _fold(source: str, models: Sequence[CaseModel]) -> Fold:
     read = {"/".join(c.split("/")[:2]) for c in cf.calibration.cases}
     if held & read:
         raise LeakError(f"fold {source}: its calibration read held-out {sorted(held & read)}")
+    return Fold(source, cf, baseline_folds(source, models))
+
+
+def baseline_folds(source: str, models: Sequence[CaseModel]) -> dict[str, FoldPrediction]:
+    """Each fair baseline fitted without ``source``'s cases, predicting them, by name."""
     # the baselines read every modelling alternative's counts, whatever memcglab's terms
     # (the proper-scoring addendum: "averaged over the modelling alternatives")
     inputs = [case_inputs(m) for m in _baseline_models(models)]
-    return Fold(source, cf, {b.name: fold_predictions(b, inputs, source) for b in BASELINES})
+    return {b.name: fold_predictions(b, inputs, source) for b in BASELINES}
 
 
 def _baseline_models(models: Sequence[CaseModel]) -> list[CaseModel]:

@@ -17,7 +17,12 @@ Study 1 predicts its "with" column from a calibration that never saw it, as
   (:func:`memcglab.validation.drivers.band_driver`). No measured value is read here but
   the "without" rates the calibration fits, through :mod:`memcglab.validation.dataset`;
 * :func:`driver_cells`: a row's driver for its claim row, and, for a miss, what it would
-  take (the driver's value at which the median meets the published value).
+  take (the driver's value at which the median meets the published value);
+* :func:`predict_third`: the third addendum's two variants
+  (``study01_addendum_2026-12-03_chosen_model.md``): the chosen model's draws at that
+  calibration, and the same with the source's printed base run given as
+  ``[base.measured]``; :func:`baseline_draws`: the fair baselines of the scoreboard's fold
+  for this source on the same rows.
 
 A "with" value enters only through a change observation: a base rate is computed from the
 case's ``base_value`` alone
@@ -32,10 +37,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from memcglab.calibration.files import CalibrationFile, dump_calibration, read_calibration
-from memcglab.scenario.predict import DEFAULT_POINTS, predict_scenario
+from memcglab.scenario.predict import DEFAULT_POINTS, predict_scenario, scenario_draws
 from memcglab.scenario.space import TAU_PRIOR
 from memcglab.validation.calibrate import Observation, fit
 from memcglab.validation.dataset import (
@@ -50,9 +56,9 @@ from memcglab.validation.drivers import NEW_RATE, BandDriver, band_driver
 from memcglab.validation.foldcache import cached_fold
 from memcglab.validation.scoreboard import LeakError
 
-__all__ = ["CACHE_KEY", "LEFT_OUT", "POINTS", "QUICK_POINTS", "SOURCE", "calibrate",
-           "calibration_sha256", "check_no_change", "driver_cells",
-           "observations_without_changes", "predict"]
+__all__ = ["CACHE_KEY", "LEFT_OUT", "POINTS", "QUICK_POINTS", "SOURCE", "VARIANTS",
+           "baseline_draws", "calibrate", "calibration_sha256", "check_no_change",
+           "driver_cells", "observations_without_changes", "predict", "predict_third"]
 
 #: the development set's source whose "with" column study 1 predicts
 SOURCE = "multi_memcg_stock"
@@ -65,6 +71,8 @@ QUICK_POINTS = 64
 #: the fold cache's key (and the calibration file's ``left_out``): the source's changes
 CACHE_KEY = f"{SOURCE}:changes"
 _RATE = "/base_rate"
+#: the third addendum's variants: A the chosen model, B with the printed base run given
+VARIANTS = {"A": "chosen model", "B": "chosen model with [base.measured]"}
 
 
 def observations_without_changes(models: Sequence[CaseModel]) -> list[Observation]:
@@ -127,14 +135,9 @@ def predict(cf: CalibrationFile, points: int = POINTS, seed: int = 0,
     client, median and 90% band (``sigma_abs`` included), beside the base kernel's and
     the change's bands, the bottleneck, the band's driver (its reach in Mbps) and what
     made it. Reads no measured value."""
-    ms = [m for m in (models if models is not None else case_models())
-          if m.case.source == SOURCE]
-    if sorted(m.case.case_id for m in ms) != sorted(LEFT_OUT):
-        raise ValueError(f"study 1 predicts {', '.join(LEFT_OUT)}; got "
-                         f"{sorted(m.case.case_id for m in ms)}")
     digest = calibration_sha256(cf)
     rows = []
-    for m in sorted(ms, key=lambda x: x.model.instances):
+    for m in _source_models(models):
         out = predict_scenario(m.model.scenario, points, seed, cf, f"study01:{digest}",
                                model=m.model)
         new, base, change = out["new"]["ops_per_s"], out["base"]["ops_per_s"], \
@@ -168,3 +171,65 @@ def driver_cells(row: Mapping[str, Any], published_mbps: float, missed: bool) ->
         out["would_take"] = take if d.drawn is None else \
             f"{published_mbps:.0f} Mbit/s per flow: {take}"
     return out
+
+
+def _source_models(models: Sequence[CaseModel] | None) -> list[CaseModel]:
+    ms = [m for m in (models if models is not None else case_models())
+          if m.case.source == SOURCE]
+    if sorted(m.case.case_id for m in ms) != sorted(LEFT_OUT):
+        raise ValueError(f"study 1 predicts {', '.join(LEFT_OUT)}; got "
+                         f"{sorted(m.case.case_id for m in ms)}")
+    return sorted(ms, key=lambda x: x.model.instances)
+
+
+def predict_third(cf: CalibrationFile, points: int = POINTS, seed: int = 0,
+                  models: Sequence[CaseModel] | None = None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The third addendum's prediction: one row per (variant, client count) of
+    :data:`VARIANTS` with ``memcglab predict``'s change band and the "with" band in Mbps
+    per client, and the draws behind them (``clients``, ``variant``, ``change_pct``,
+    ``weight``). Variant B gives the case's printed base throughput (the "without"
+    column, which the calibration read too) as ``[base.measured]``. Reads no "with" value.
+    """
+    from memcglab.validation.proper import base_measured
+
+    digest = calibration_sha256(cf)
+    rows, draws = [], []
+    for m in _source_models(models):
+        for variant in VARIANTS:
+            model = m.model if variant == "A" else m.model.with_measured(base_measured(m))
+            out = predict_scenario(model.scenario, points, seed, cf,
+                                   f"study01-third:{digest}", model=model)
+            sd = scenario_draws(model, points, seed, cf, with_profile=False)
+            new, change = out["new"]["ops_per_s"], out["change_pct"]
+            n = m.model.instances
+            rows.append({
+                "clients": n, "variant": variant, "change_pct": change["median"],
+                "change_low_pct": change["low"], "change_high_pct": change["high"],
+                "predicted_with_mbps": _mbps(new["median"], m),
+                "low": _mbps(new["low"], m), "high": _mbps(new["high"], m),
+                "conditioning": out["base"]["conditioning"],
+                "new_bottleneck": out["new"]["bottleneck"], "scenario": m.case.case_id,
+                "terms": model.terms.key(), "points": points, "seed": seed,
+                "calibration_sha256": digest})
+            draws.append(pd.DataFrame({"clients": n, "variant": variant,
+                                       "change_pct": sd.change_pct, "weight": sd.weights}))
+    return pd.DataFrame(rows), pd.concat(draws, ignore_index=True)
+
+
+def baseline_draws(models: Sequence[CaseModel] | None = None) -> pd.DataFrame:
+    """The fair baselines of the scoreboard's fold for :data:`SOURCE` (fitted on the other
+    sources' changes; they read no base rate) on its cases: per baseline and client count,
+    the predictive draws of the change in % with their weights (split conformal)."""
+    from memcglab.validation.baselines import predictive
+    from memcglab.validation.scoreboard import baseline_folds
+
+    ms = list(models) if models is not None else case_models()
+    clients = {m.case.case_id: m.model.instances for m in _source_models(ms)}
+    out = []
+    for name, fp in baseline_folds(SOURCE, ms).items():
+        for case, point in zip(fp.cases, fp.point, strict=True):
+            d, w, _, _ = predictive(float(point), fp)
+            out.append(pd.DataFrame({"clients": clients[case], "method": name,
+                                     "change_pct": np.expm1(d) * 100.0, "weight": w}))
+    return pd.concat(out, ignore_index=True)

@@ -16,7 +16,11 @@ score), then :func:`figure`, :func:`sensitivity`; then the second prediction, re
 the addendum ``study01_addendum_2026-12-01_calibrated.md``: :func:`predict_calibrated`
 (``memcglab predict`` calibrated on the development set without the "with" column, written
 to ``predictions_calibrated.parquet``) and :func:`verdict_calibrated` (read "with", score);
-then :func:`summary`, :func:`conclusion` and :func:`claims`.
+then the third, registered by ``study01_addendum_2026-12-03_chosen_model.md``:
+:func:`predict_third` (the chosen model with and without the base run given, written to
+``predictions_third.parquet`` with its draws) and :func:`verdict_third` (read "with", score
+by the proper rule beside the fair baselines), :func:`third_figure`; then :func:`summary`,
+:func:`conclusion` and :func:`claims`.
 
 >>> p = NetperfParams.from_notebook(quick=True)
 >>> p.seeds, p.messages, p.samples
@@ -33,16 +37,18 @@ import pandas as pd
 from memcglab.hardware import load_profile
 from memcglab.studies import count_row
 from memcglab.studies.common.text import plural
-from memcglab.studies.s01_single_vs_multi import calibrated, views
+from memcglab.studies.s01_single_vs_multi import calibrated, third, views
 from memcglab.studies.s01_single_vs_multi import claims as claim_rows
 from memcglab.studies.s01_single_vs_multi.counts import PROFILE, count_traces
 from memcglab.studies.s01_single_vs_multi.prereg import Study01Prereg, load_prereg
 from memcglab.studies.s01_single_vs_multi.pricing import Prediction, predict_with, write_predictions
 from memcglab.studies.s01_single_vs_multi.score import Study01Verdict, diagnosis, score
 from memcglab.studies.s01_single_vs_multi.views import figure, sensitivity
+from memcglab.validation import study01
 
 __all__ = ["NetperfParams", "run", "counts", "published_without", "published_with",
-           "predict", "verdict", "predict_calibrated", "verdict_calibrated", "diagnosis",
+           "predict", "verdict", "predict_calibrated", "verdict_calibrated", "predict_third",
+           "verdict_third", "third_figure", "diagnosis",
            "figure", "calibrated_figure", "sensitivity", "summary", "conclusion", "claims"]
 
 _TABLE = "seed000_netperf"
@@ -172,12 +178,31 @@ def calibrated_figure(cv: calibrated.CalibratedVerdict, v: Study01Verdict | None
     return calibrated.figure(cv, published_without(), v.rows if v is not None else None)
 
 
+def predict_third(p: NetperfParams) -> third.ThirdPrediction:
+    """The third prediction (its addendum): the chosen model with and without the base run
+    given, written before it is scored."""
+    return third.predict(p.quick, p.output_dir)
+
+
+def verdict_third(p: NetperfParams, tp: third.ThirdPrediction) -> third.ThirdVerdict:
+    """Only now read "with", and score the third prediction and the fair baselines."""
+    return third.score(tp, published_without(), published_with(), study01.baseline_draws(),
+                       float(p.prereg.scoring["goal_mape_pct"]))
+
+
+def third_figure(tv: third.ThirdVerdict):
+    """Each method's band of the change against the published one."""
+    return third.figure(tv)
+
+
 def summary(df: pd.DataFrame, v: Study01Verdict,
-            cv: calibrated.CalibratedVerdict | None = None) -> dict:
-    """Scalars for the sidecar: the registered scores, the second prediction's (when
-    given) and the largest mix's counts (default trace, mean over seeds)."""
+            cv: calibrated.CalibratedVerdict | None = None,
+            tv: third.ThirdVerdict | None = None) -> dict:
+    """Scalars for the sidecar: the registered scores, the second and third predictions'
+    (when given) and the largest mix's counts (default trace, mean over seeds)."""
     top = int(df["clients"].max())
-    out = dict(v.summary) | (cv.summary if cv is not None else {})
+    out = (dict(v.summary) | (cv.summary if cv is not None else {})
+           | (tv.summary if tv is not None else {}))
     r = v.prediction.model.prereg.variants
     df = df[(df["release"] == r["release"][0]) & (df["ancestors"] == r["ancestors"][0])]
     for model in df["model"].unique():
@@ -189,17 +214,22 @@ def summary(df: pd.DataFrame, v: Study01Verdict,
 
 
 def conclusion(df: pd.DataFrame, v: Study01Verdict,
-               cv: calibrated.CalibratedVerdict | None = None) -> str:
-    """The registered prediction's conclusion, then the second prediction's (when given)."""
+               cv: calibrated.CalibratedVerdict | None = None,
+               tv: third.ThirdVerdict | None = None) -> str:
+    """The registered prediction's conclusion, then the second and third predictions'
+    (when given)."""
     text = views.conclusion(df, v)
-    return text + ("\n\n" + calibrated.conclusion(cv) if cv is not None else "")
+    text += "\n\n" + calibrated.conclusion(cv) if cv is not None else ""
+    return text + ("\n\n" + third.conclusion(tv) if tv is not None else "")
 
 
 def claims(df: pd.DataFrame, v: Study01Verdict, p: NetperfParams | None = None,
-           cv: calibrated.CalibratedVerdict | None = None) -> list[dict]:
+           cv: calibrated.CalibratedVerdict | None = None,
+           tv: third.ThirdVerdict | None = None) -> list[dict]:
     """The claim rows (:mod:`~memcglab.studies.s01_single_vs_multi.claims`): each "with"
     value, the gain, its shape, the accounting share and the registered goal; then, when
     given, the second prediction's rows
     (:func:`~memcglab.studies.s01_single_vs_multi.calibrated.claims`)."""
     rows = claim_rows.claims(df, v, load_profile(p.profile if p else PROFILE))
-    return rows + (calibrated.claims(cv) if cv is not None else [])
+    rows += calibrated.claims(cv) if cv is not None else []
+    return rows + (third.claims(tv) if tv is not None else [])
