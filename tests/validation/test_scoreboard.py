@@ -34,7 +34,10 @@ ADDENDUM_SHA256 = {
         "fff9ee8568f4cb22503576a5f3b5a4a4aac1477b3d561e8bc00658bdcc2c242a",
     # its quadrature, amended before any selection result was read
     "rules_addendum_2026-12-02c_quadrature.md":
-        "3e4a79d15bcd2b142e2832b0b69a7beb52aab2457a98b7ba7fe4b7ad60374c66"}
+        "3e4a79d15bcd2b142e2832b0b69a7beb52aab2457a98b7ba7fe4b7ad60374c66",
+    # the alternatives' weights stacked, registered before any code stacked them
+    "rules_addendum_2026-12-03_stacking.md":
+        "2f0217ae8964e84e15f2e6ab6730b870aba9d6d989563c92f7dfddce94705f00"}
 
 
 @pytest.mark.parametrize("name", sorted(ADDENDUM_SHA256))
