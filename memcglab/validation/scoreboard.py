@@ -46,7 +46,7 @@ from memcglab.validation.digest import devset_sha256
 from memcglab.validation.foldcache import cached_fold
 
 __all__ = ["COLUMNS", "METHODS", "Fold", "LeakError", "baseline_folds", "calibrate_on",
-           "cases_in_order", "profile_frame", "run", "summary"]
+           "cases_in_order", "fold", "profile_frame", "run", "summary"]
 
 #: the scoreboard's columns, one row per case (the issue's list first)
 COLUMNS: tuple[str, ...] = (
@@ -99,7 +99,9 @@ def _sign(median: float, m: float) -> bool:
     return bool(np.sign(median) == np.sign(m))
 
 
-def _fold(source: str, models: Sequence[CaseModel]) -> Fold:
+def fold(source: str, models: Sequence[CaseModel]) -> Fold:
+    """``source``'s fold for ``models``' terms: its calibration without the source (the
+    fold cache keeps it, per variant), checked for leaks, and the fair baselines'."""
     terms = models[0].model.terms
     cf = cached_fold(devset_sha256(), source,
                      lambda: calibrate_on(models, left_out=(source,)), variant=terms.key())
@@ -123,8 +125,8 @@ def _baseline_models(models: Sequence[CaseModel]) -> list[CaseModel]:
     return case_models([m.case for m in models], terms)
 
 
-def _baseline_pct(fold: Fold, name: str, case_id: str) -> float:
-    f = fold.baselines[name]
+def _baseline_pct(held: Fold, name: str, case_id: str) -> float:
+    f = held.baselines[name]
     return float(np.expm1(f.point[f.cases.index(case_id)]) * 100.0)
 
 
@@ -139,11 +141,11 @@ def run(points: int = DEFAULT_POINTS, seed: int = 0, sources: Sequence[str] | No
     for source in wanted:
         if progress:
             progress(f"calibrating without {source}")
-        fold = folds[source] = _fold(source, models)
+        folds[source] = this = fold(source, models)
         for m in (m for m in models if m.case.source == source):
             if progress:
                 progress(f"predicting {m.case.case_id}")
-            out = predict_scenario(m.model.scenario, points, seed, fold.calibration,
+            out = predict_scenario(m.model.scenario, points, seed, this.calibration,
                                    f"loso:{source}", model=m.model)
             c = m.case
             noise = declared_noise(c)
@@ -159,9 +161,9 @@ def run(points: int = DEFAULT_POINTS, seed: int = 0, sources: Sequence[str] | No
                 "noise_origin": c.noise_origin if c.noise_pct is not None else "declared",
                 "machine_family": m.family, "base_bottleneck": out["base"]["bottleneck"],
                 "new_bottleneck": out["new"]["bottleneck"],
-                "no_change": _baseline_pct(fold, "no_change", c.case_id),
-                "inverse_cycles": _baseline_pct(fold, "inverse_cycles", c.case_id),
-                "bottleneck_law": _baseline_pct(fold, "bottleneck_law", c.case_id),
+                "no_change": _baseline_pct(this, "no_change", c.case_id),
+                "inverse_cycles": _baseline_pct(this, "inverse_cycles", c.case_id),
+                "bottleneck_law": _baseline_pct(this, "bottleneck_law", c.case_id),
                 "calibrated_on": ",".join(sorted({x.case.source for x in models
                                                    if x.case.source != source})),
                 "_profile": (c, out)})
