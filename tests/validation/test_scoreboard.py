@@ -37,7 +37,10 @@ ADDENDUM_SHA256 = {
         "3e4a79d15bcd2b142e2832b0b69a7beb52aab2457a98b7ba7fe4b7ad60374c66",
     # the alternatives' weights stacked, registered before any code stacked them
     "rules_addendum_2026-12-03_stacking.md":
-        "2f0217ae8964e84e15f2e6ab6730b870aba9d6d989563c92f7dfddce94705f00"}
+        "2f0217ae8964e84e15f2e6ab6730b870aba9d6d989563c92f7dfddce94705f00",
+    # the per-family deviations tried on the chosen model, registered before it was scored
+    "rules_addendum_2026-12-03b_family_deviation.md":
+        "117777323ca57e7a2ff38984613d4a58c51ce7b0ab3a49054a0da41e95d550cb"}
 
 
 @pytest.mark.parametrize("name", sorted(ADDENDUM_SHA256))
