@@ -114,7 +114,10 @@ def _fit(models: Sequence[CaseModel]) -> CalibrationFile:
 def calibrate(models: Sequence[CaseModel] | None = None) -> CalibrationFile:
     """The calibration without :data:`SOURCE`'s "with" column (cached, checked)."""
     ms = list(models) if models is not None else case_models()
-    cf = cached_fold(devset_sha256(), CACHE_KEY, lambda: _fit(ms))
+    # one cached fit per model variant: the second addendum predicts with predict's model
+    # of the day, the third with the terms it registered
+    cf = cached_fold(devset_sha256(), CACHE_KEY, lambda: _fit(ms),
+                     variant=ms[0].model.terms.key())
     check_no_change(cf.calibration.cases)
     return cf
 

@@ -25,14 +25,16 @@ import pyarrow as pa
 
 from memcglab.results import write_parquet_atomic
 from memcglab.scenario.predict import weighted_quantiles
+from memcglab.scenario.terms import Terms
 from memcglab.stats import Verdict, judge
 from memcglab.studies import claim_row
 from memcglab.studies.common.figures import new_figure
 from memcglab.studies.common.sources import MULTI, name
 from memcglab.validation import study01
+from memcglab.validation.dataset import case_models
 from memcglab.validation.scoring import case_scores
 
-__all__ = ["ADDENDUM", "DRAWS_FILE", "PREDICTIONS_FILE", "ThirdPrediction", "ThirdVerdict",
+__all__ = ["ADDENDUM", "DRAWS_FILE", "PREDICTIONS_FILE", "TERMS", "ThirdPrediction", "ThirdVerdict",
            "claims", "conclusion", "figure", "predict", "score"]
 
 #: the registration of this prediction
@@ -41,6 +43,9 @@ ADDENDUM = "data/preregistration/study01_addendum_2026-12-03_chosen_model.md"
 #: is scored
 PREDICTIONS_FILE = "predictions_third.parquet"
 DRAWS_FILE = "predictions_third_draws.parquet"
+#: the model the addendum registered (memcglab predict's default when it was written),
+#: kept whatever the default becomes
+TERMS = Terms(error="student", cpu_slowdown=True, busiest_share=True, socket_growth=True)
 #: memcglab's two variants as the tables name them
 METHOD = {"A": "memcglab", "B": "memcglab+measured"}
 
@@ -70,7 +75,9 @@ def predict(quick: bool, output_dir: str | Path) -> ThirdPrediction:
     """Predict both variants and write :data:`PREDICTIONS_FILE` and :data:`DRAWS_FILE` in
     ``output_dir`` ("" writes nothing): 64 points in a quick run, else the registered 512."""
     points = study01.QUICK_POINTS if quick else study01.POINTS
-    table, draws = study01.predict_third(study01.calibrate(), points=points, seed=0)
+    models = case_models(terms=TERMS)
+    table, draws = study01.predict_third(study01.calibrate(models), points=points, seed=0,
+                                         models=models)
     if output_dir:
         out = Path(output_dir)
         out.mkdir(parents=True, exist_ok=True)

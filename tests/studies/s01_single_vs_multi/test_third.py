@@ -47,6 +47,10 @@ def test_both_variants_and_their_draws_are_written_before_with_is_read(run):
     assert sorted(set(t["variant"])) == ["A", "B"]
     assert sorted(set(t["clients"])) == list(p.prereg.clients)
     assert (t["points"] == study01.QUICK_POINTS).all()
+    # the registered terms, whatever memcglab predict's default becomes
+    assert (t["terms"] == third.TERMS.key()).all()
+    assert third.TERMS.key() == "error=student,cpu_slowdown,busiest_share,socket_growth," \
+                                "family_deviation"
     # A is predict as it is; B is conditioned on the printed base run
     assert set(t.loc[t["variant"] == "A", "conditioning"]) == {"none"}
     assert all(c == "met" or c.startswith("unmet") for c in t.loc[t["variant"] == "B",
@@ -58,7 +62,9 @@ def test_both_variants_and_their_draws_are_written_before_with_is_read(run):
 
 
 def test_the_calibration_reads_no_with_value(run):
-    cf = study01.calibrate()
+    from memcglab.validation.dataset import case_models
+
+    cf = study01.calibrate(case_models(terms=third.TERMS))
     study01.check_no_change(cf.calibration.cases)
     _, tp, *_ = run
     assert (tp.table["calibration_sha256"] == study01.calibration_sha256(cf)).all()
