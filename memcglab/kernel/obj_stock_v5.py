@@ -50,7 +50,8 @@ Differences from the kernel, all deliberate:
   the model's; the obj half here drains when its own ``obj_stock_flush_required``
   says so.
 * ``memcg_hotplug_cpu_dead`` of these trees drains only the memcg stock and folds the
-  dead CPU's stats; the obj stock of a dead CPU keeps its bytes, as in the kernel.
+  dead CPU's stats (v5.9: its per-CPU counters back to 0); the obj stock of a dead CPU
+  keeps its bytes, as in the kernel.
 * The kernel's ``obj_cgroup_uncharge_pages`` and ``refill_stock`` of v5.x take the root
   memcg too; the replay keeps the root check of the shared page side (objcg.py), which
   only a trace that frees objects of an objcg reparented to the root can reach.
@@ -309,9 +310,18 @@ class ObjStockV5(ObjCgroupPath):
             self.drain_local_obj_stock(cpu)
 
     def drain_dead_cpu(self, cpu: int) -> None:
-        """memcg_hotplug_cpu_dead() of these trees drains only the memcg stock (and folds
-        the dead CPU's stat counters, which the replay does not keep per CPU for
-        reading): the obj stock keeps its bytes."""
+        """memcg_hotplug_cpu_dead() of these trees drains only the memcg stock: the obj
+        stock keeps its bytes. v5.9's (5458985533ba) also folds the dead CPU's stat
+        counters, ``this_cpu_xchg(memcg->vmstats_percpu->stat[i], 0)`` and the same of
+        every node's ``pn->lruvec_stat_cpu``, into the atomic totals for every memcg: they
+        start again from 0, so a later update crosses the threshold later. No flush is
+        counted (the fold is not past a threshold). rstat (v5.13 on) keeps nothing per
+        CPU here."""
+        if self.era != V5_9:
+            return
+        for table in (self.vmstats_percpu, self.lruvec_stat_cpu):
+            for key in [k for k in table if k[0] == cpu]:
+                table[key] = 0  # this_cpu_xchg(..., 0); for_each_mem_cgroup(memcg)
 
     def slots(self, cpu: int) -> list[tuple[ObjCgroup | None, int]]:
         """One slot (v5.9 to v5.14-refill) or two, task then irq (v5.14)."""
