@@ -9,7 +9,7 @@ published number.
 
 * :mod:`~memcglab.pricing.network`: the package's one queueing network
   (:func:`closed_network`: exact MVA over a CPU delay station, a private-lines delay
-  station and one FCFS station per shared line); predict calls it directly;
+  station and one FCFS station per shared line);
 * :mod:`~memcglab.pricing.cpu`: the CPU slowdown of SMT pairing and time sharing
   (:func:`cpu_slowdown`);
 * :mod:`~memcglab.pricing.load`: the one load type (:class:`FlowLoad`, one kernel's
@@ -17,7 +17,7 @@ published number.
   (:func:`charge_cycles`);
 * :mod:`~memcglab.pricing.chargepath`: the one pricing function (:func:`price_flows`,
   with :func:`per_flow_rate` and :func:`throughput_change` over it) and its
-  :data:`INPUTS`;
+  :data:`INPUTS`: ``memcglab predict`` and the studies price through it;
 * :mod:`~memcglab.pricing.priors`: the space the studies draw a price over for one
   workload on one machine (:func:`chargepath_space`) and its map to the core's inputs
   (:func:`core_inputs`);

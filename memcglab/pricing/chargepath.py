@@ -13,11 +13,13 @@ unit of work after the last, that visits per unit
   sharing at this flow count (:func:`memcglab.pricing.cpu.cpu_slowdown`);
 * **its private lines** (a delay station): the load's private transfers at
   ``private_cycles`` each (by default ``hold_cycles``: a transfer between the flow's
-  own CPUs);
+  own CPUs), or, when the load counts which of them cross sockets (its
+  ``private_cross``), at the hold times below;
 * **one FCFS station per shared line**: the line's transfers times the hold time per
   transfer, ``hold_cycles`` within a socket and ``hold_cycles_cross`` for the
-  ``cross_socket_fraction`` of transfers that cross sockets. Contention is the
-  station's waiting, once: no cost per sharer is added (issue 17).
+  ``cross_socket_fraction`` of transfers that cross sockets (the load's own share per
+  line, its ``cross``, where it has one: then the input is not read). Contention is
+  the station's waiting, once: no cost per sharer is added (issue 17).
 
 The occupancy is ``flows * cpus_per_flow`` threads, fixed for a flow count, so each
 flow count is its own product-form network with fixed demands, solved by exact MVA at
@@ -68,15 +70,21 @@ INPUTS: dict[str, tuple[float, float]] = {
 OPTIONAL_INPUTS: dict[str, tuple[float, float]] = {"private_cycles": (0.0, np.inf)}
 
 
-def _inputs(point: Mapping[str, ArrayLike], p: int) -> tuple[int, dict[str, np.ndarray]]:
+def _inputs(point: Mapping[str, ArrayLike], p: int, load: FlowLoad
+            ) -> tuple[int, dict[str, np.ndarray]]:
     """Every input as a ``(B, 1)`` or ``(B, P)`` array, and the batch size B."""
-    missing = [k for k in INPUTS if k not in point]
+    unread = {"cross_socket_fraction"} if load.cross is not None else set()
+    if load.private_cross is not None and "private_cycles" in point:
+        raise ValueError("private_cycles: the load counts its private lines' cross-socket "
+                         "share (private_cross), which prices them at the hold times; "
+                         "give one or the other")
+    missing = [k for k in INPUTS if k not in point and k not in unread]
     if missing:
         raise ValueError(f"inputs lack {', '.join(missing)}; the pricing core needs "
                          f"{', '.join(INPUTS)}")
     out, sizes = {}, set()
     for name, (lo, hi) in (INPUTS | OPTIONAL_INPUTS).items():
-        if name not in point:
+        if name not in point or name in unread:
             continue
         v = np.asarray(point[name], dtype=float)
         v = v.reshape(1, 1) if v.ndim == 0 else v[:, None] if v.ndim == 1 else v
@@ -99,7 +107,7 @@ def price_flows(load: FlowLoad, point: Mapping[str, ArrayLike]) -> NetworkResult
     The result's ``per_instance`` is units of work per second per flow.
     """
     flows = np.asarray(load.flows, dtype=np.int64)[None, :]                 # (1, P)
-    b, v = _inputs(point, flows.size)
+    b, v = _inputs(point, flows.size, load)
     memcg = np.atleast_2d(load.memcg_cycles)
     if memcg.shape[0] not in (1, b) and b != 1:
         raise ValueError(f"load.memcg_cycles has {memcg.shape[0]} rows: must be 1 or the "
@@ -108,10 +116,17 @@ def price_flows(load: FlowLoad, point: Mapping[str, ArrayLike]) -> NetworkResult
     busiest = np.maximum(v["busiest_cpu_share"], 1.0 / v["cpus_per_flow"])
     slow = cpu_slowdown(flows, v["cpus_per_flow"], v["cpus"], v["smt"], v["smt_gain"])
     cpu = (memcg + v["other_cycles"]) * busiest * slow / hz
-    private = load.private[None, :] * v.get("private_cycles", v["hold_cycles"]) / hz
-    x = v["cross_socket_fraction"]
-    hold = ((1.0 - x) * v["hold_cycles"] + x * v["hold_cycles_cross"]) / hz
-    lines = load.shared[None, :, :] * hold[..., None]
+    h, hc = v["hold_cycles"], v["hold_cycles_cross"]
+    if load.private_cross is None:
+        private_cycles = v.get("private_cycles", h)
+    else:
+        xp = load.private_cross[None, :]
+        private_cycles = (1.0 - xp) * h + xp * hc
+    private = load.private[None, :] * private_cycles / hz
+    # (B, P, L): one share for every line, or the load's per flow count and line
+    x = v["cross_socket_fraction"][..., None] if load.cross is None else load.cross[None]
+    hold = ((1.0 - x) * h[..., None] + x * hc[..., None]) / hz[..., None]
+    lines = load.shared[None, :, :] * hold
     return closed_network(flows, cpu, private, lines, load.shared_names)
 
 

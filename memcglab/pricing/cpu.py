@@ -9,7 +9,7 @@ running two threads delivers ``1 + smt_gain`` times one thread's work. Past the
 machine's threads, flows time-share and the demand grows with ``threads / cpus``.
 
 :func:`cpu_slowdown` is the factor the pricing core (:mod:`memcglab.pricing.chargepath`)
-and ``memcglab predict`` (:mod:`memcglab.scenario.model`) multiply a flow's CPU time by.
+multiplies a flow's CPU time by.
 """
 
 from __future__ import annotations

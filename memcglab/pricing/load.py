@@ -4,7 +4,11 @@ A :class:`FlowLoad` is one kernel (one stock model) on one workload, at one or m
 counts P (netperf clients, instances): per unit of work (a message, a transaction, a
 fault), the transfers of each shared page_counter usage line and of the flows' private
 lines (:func:`memcglab.queueing.line_counts`), and the charge path's own CPU cycles
-with the line transfers left out (the network's line stations price those).
+with the line transfers left out (the network's line stations price those). Where the
+counts also say which transfers cross sockets (``memcglab predict``'s replay counts the
+chance that a line's next writer is on another socket, line by line), the load carries
+that share per line (``cross``) and for the private lines (``private_cross``); else the
+pricing's one ``cross_socket_fraction`` input holds for every line.
 
 The cycles are the cost model's price of the counted events: fixed, when a caller
 prices them once (study 1 at the profile's typical costs), or one row per parameter
@@ -45,7 +49,8 @@ class FlowLoad:
     per line of ``shared_names``; ``private`` ``(P,)``; ``memcg_cycles`` ``(P,)``, or
     ``(B, P)`` with one row per parameter point. A scalar ``private`` or
     ``memcg_cycles``, or ``shared`` given as the L values alone, is the same at every
-    flow count.
+    flow count. ``cross`` (like ``shared``) and ``private_cross`` (like ``private``) are the
+    shares of those transfers that cross sockets, or None (module doc).
     """
 
     flows: Sequence[int] | int
@@ -53,6 +58,8 @@ class FlowLoad:
     shared_names: tuple[str, ...] = ()
     shared: ArrayLike = ()
     private: ArrayLike = 0.0
+    cross: ArrayLike | None = None
+    private_cross: ArrayLike | None = None
 
     def __post_init__(self) -> None:
         raw = self.flows if isinstance(self.flows, Sequence | np.ndarray) else [self.flows]
@@ -62,30 +69,36 @@ class FlowLoad:
             raise ValueError(f"FlowLoad flows={list(flows)!r}: must be integers >= 1 (one "
                              "per flow count)")
         p, names = len(flows), tuple(self.shared_names)
-        shared = np.asarray(self.shared, dtype=float)
-        if shared.size == 0 and not names:
-            shared = np.zeros((p, 0))
-        elif shared.ndim == 1 and shared.size == len(names):
-            shared = np.array(np.broadcast_to(shared, (p, len(names))))
-        private = np.broadcast_to(np.asarray(self.private, dtype=float), (p,)) \
-            if np.ndim(self.private) == 0 else np.asarray(self.private, dtype=float)
+        shared = _per_line(self.shared, p, names)
+        private = _per_count(self.private, p)
         cycles = np.asarray(self.memcg_cycles, dtype=float)
         cycles = np.full(p, float(cycles)) if cycles.ndim == 0 else cycles
-        for name, v, want in (("shared", shared, f"({p}, {len(names)}): per flow count, "
-                               f"per shared line {list(names)}"),
-                              ("private", private, f"({p},): per flow count"),
-                              ("memcg_cycles", cycles, f"({p},) or (B, {p}): per flow count")):
-            ok = (v.shape == (p, len(names)) if name == "shared" else
+        per_line = f"({p}, {len(names)}): per flow count, per shared line {list(names)}"
+        checks = [("shared", shared, per_line, np.inf),
+                  ("private", private, f"({p},): per flow count", np.inf),
+                  ("memcg_cycles", cycles, f"({p},) or (B, {p}): per flow count", np.inf)]
+        cross = private_cross = None
+        if self.cross is not None:
+            cross = _per_line(self.cross, p, names)
+            checks.append(("cross", cross, per_line, 1.0))
+        if self.private_cross is not None:
+            private_cross = _per_count(self.private_cross, p)
+            checks.append(("private_cross", private_cross, f"({p},): per flow count", 1.0))
+        for name, v, want, hi in checks:
+            ok = (v.shape == (p, len(names)) if name in ("shared", "cross") else
                   v.shape == (p,) or (name == "memcg_cycles" and v.ndim == 2
                                       and v.shape[1] == p))
-            if not ok or not np.all(np.isfinite(v) & (v >= 0)):
+            if not ok or not np.all(np.isfinite(v) & (v >= 0) & (v <= hi)):
                 raise ValueError(f"FlowLoad {name} has shape {v.shape}: must be {want}, "
-                                 "of finite numbers >= 0")
+                                 f"of finite numbers >= 0{'' if hi == np.inf else ' and <= 1'}")
         object.__setattr__(self, "flows", tuple(int(f) for f in flows))
         object.__setattr__(self, "shared_names", names)
         object.__setattr__(self, "shared", shared)
         object.__setattr__(self, "private", np.array(private))
         object.__setattr__(self, "memcg_cycles", cycles)
+        object.__setattr__(self, "cross", cross)
+        object.__setattr__(self, "private_cross",
+                           None if private_cross is None else np.array(private_cross))
 
     @classmethod
     def from_counts(cls, flows: Sequence[int], counts: Sequence[LineCounts],
@@ -102,6 +115,22 @@ class FlowLoad:
         return cls(flows=tuple(flows), memcg_cycles=np.asarray(memcg_cycles, dtype=float),
                    shared_names=names, shared=shared,
                    private=np.array([c.private for c in counts], dtype=float))
+
+
+def _per_line(values: ArrayLike, p: int, names: tuple[str, ...]) -> np.ndarray:
+    """``values`` as ``(P, L)``: the L values alone hold at every flow count."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0 and not names:
+        return np.zeros((p, 0))
+    if v.ndim == 1 and v.size == len(names):
+        return np.array(np.broadcast_to(v, (p, len(names))))
+    return v
+
+
+def _per_count(values: ArrayLike, p: int) -> np.ndarray:
+    """``values`` as ``(P,)``: a scalar holds at every flow count."""
+    v = np.asarray(values, dtype=float)
+    return np.broadcast_to(v, (p,)) if v.ndim == 0 else v
 
 
 def charge_cycles(coef: ArrayLike, draws: Mapping[str, ArrayLike]) -> np.ndarray:

@@ -18,7 +18,7 @@ sharer on top of it (issue 17). :func:`closed_network` runs exact MVA
 parameter points (and, for the studies, of instance counts), and returns the
 throughput and each station's residence per operation, which is what a ``perf``
 profile attributes to the function spinning on the line. ``memcglab predict``
-(:mod:`memcglab.scenario.model`) calls it directly; the studies through
+(:mod:`memcglab.scenario.model`) and the studies build it through
 :func:`memcglab.pricing.chargepath.price_flows`.
 
 Product form treats each line's hold time as exponential; a transfer's hold time is

@@ -3,9 +3,10 @@
 :class:`ScenarioModel` holds what a scenario fixes: the machine, the benchmark's
 instances and tasks, and the exact counts of both kernels (:mod:`memcglab.scenario.counts`)
 for each modelling alternative it prices. :meth:`ScenarioModel.evaluate` prices both
-kernels at a batch of parameter points: operations per second through the closed
-network of :mod:`memcglab.pricing.network`, and each charge-path function's share of
-the cycles (:mod:`memcglab.pricing.profile`).
+kernels at a batch of parameter points: operations per second through the pricing core
+(each modelling alternative's counts as a :class:`memcglab.pricing.FlowLoad`, priced by
+:func:`memcglab.pricing.price_flows`), and each charge-path function's share of the
+cycles (:mod:`memcglab.pricing.profile`).
 
 The unknowns (:data:`UNKNOWNS`) are what no datasheet gives, and what the calibration
 (``memcglab.validation``) fits:
@@ -35,9 +36,9 @@ import numpy as np
 
 from memcglab.cost import CostParams, default_scan_lines
 from memcglab.hardware import MachineProfile
-from memcglab.pricing.network import closed_network
+from memcglab.pricing.chargepath import price_flows
+from memcglab.pricing.load import FlowLoad
 from memcglab.pricing.profile import FUNCTIONS, function_cycles
-from memcglab.queueing import cpu_slowdown
 from memcglab.scenario.counts import KernelCounts, built, kernel_counts
 from memcglab.scenario.machine import resolve_machine
 from memcglab.scenario.spec import Design, Scenario
@@ -144,59 +145,85 @@ class ScenarioModel:
 
     # -- pricing ------------------------------------------------------------------
 
+    def _point(self, v: Mapping[str, np.ndarray], b: int) -> dict[str, np.ndarray | float]:
+        """The pricing core's inputs (:data:`memcglab.pricing.INPUTS`) at the ``b`` points.
+
+        A term switched off is an input, not a branch of the pricing: without the busiest
+        share every cycle of an operation is on one CPU (share 1); without the CPU
+        slowdown each task has a core of its own (as many single-threaded CPUs as the
+        benchmark has tasks: no SMT pairing, no time sharing, a factor of exactly 1).
+        """
+        p = self.profile
+        threads = self.instances * self.tasks
+        return {
+            "other_cycles": (np.broadcast_to(v["other_cycles"], (b,)) if "other_cycles" in v
+                             else self.work_cycles(v, b)),
+            "busiest_cpu_share": (np.broadcast_to(v["busiest_cpu_share"], (b,))
+                                  if self.terms.busiest_share else np.ones(b)),
+            "cpu_ghz": np.broadcast_to(v["cpu_ghz"], (b,)),
+            "hold_cycles": np.broadcast_to(v["hold_cycles"], (b,)),
+            "hold_cycles_cross": np.broadcast_to(v["hold_cycles_cross"], (b,)),
+            "smt_gain": np.broadcast_to(np.asarray(v["smt_gain"], dtype=float), (b,)),
+            "cpus_per_flow": float(self.tasks),
+            "cpus": float(p.cpus) if self.terms.cpu_slowdown else float(threads),
+            "smt": float(p.smt) if self.terms.cpu_slowdown else 1.0,
+        }
+
+    def _load(self, c: KernelCounts, names: tuple[str, ...], memcg_cycles: np.ndarray
+              ) -> FlowLoad:
+        """One alternative's counts as the core's load: the scenario's instances are its
+        flows, every line of ``names`` a column (0 transfers where this one has none)."""
+        shared, cross = np.zeros(len(names)), np.zeros(len(names))
+        for name, transfers, x in self._lines(c):
+            shared[names.index(name)], cross[names.index(name)] = transfers, x
+        return FlowLoad(flows=self.instances, memcg_cycles=memcg_cycles[:, None],
+                        shared_names=names, shared=shared, cross=cross,
+                        private=c.private if self.terms.private_lines else 0.0,
+                        private_cross=c.private_cross)
+
     def _kernel(self, counts: list[KernelCounts], design: Design, v: Mapping[str, np.ndarray],
                 which: np.ndarray, with_profile: bool = True
                 ) -> tuple[np.ndarray, dict[str, np.ndarray], list[str]]:
-        p = self.profile
+        """One kernel's ops/s, profile and bottleneck at each point: each alternative's
+        points priced by the core (:func:`memcglab.pricing.price_flows`)."""
         b = which.size
-        hz = np.broadcast_to(v["cpu_ghz"], (b,)) * 1e9
+        if b and (which.min() < 0 or which.max() >= len(counts)):
+            raise ValueError(f"which={sorted(set(which.tolist()))}: each point's alternative "
+                             f"must be 0 to {len(counts) - 1} (the priced combinations)")
+        point = self._point(v, b)
+        hz = point["cpu_ghz"] * 1e9
         # the line transfers are the network's stations, not the cost model's
         cost = {n: np.broadcast_to(np.asarray(v[n], dtype=float), (b,)) for n in
                 CostParams.names() if n != "c2c_transfer"}
-        h = np.broadcast_to(v["hold_cycles"], (b,))
-        hc = np.broadcast_to(v["hold_cycles_cross"], (b,))
-        other = (np.broadcast_to(v["other_cycles"], (b,)) if "other_cycles" in v
-                 else self.work_cycles(v, b))
-        smt_gain = np.broadcast_to(np.asarray(v["smt_gain"], dtype=float), (b,))
-        busiest = (np.broadcast_to(v["busiest_cpu_share"], (b,)) if self.terms.busiest_share
-                   else np.ones(b))
         scan = default_scan_lines(min(design.slots, 255)) if design.model.startswith("multi") \
             else 1.0
-        lines = {k: self._lines(c) for k, c in enumerate(counts)}
-        names = list(dict.fromkeys(n for ls in lines.values() for n, _, _ in ls))
-        cpu = np.zeros(b)
-        priv = np.zeros(b)
-        line_cyc = np.zeros((b, len(names)))
+        # every alternative's network has the stations of all (in one order), so a
+        # station's name and place do not depend on which alternative a point took
+        names = tuple(dict.fromkeys(n for c in counts for n, _, _ in self._lines(c)))
+        rate, at_lines = np.zeros(b), np.zeros(b)
+        neck = np.empty(b, dtype=object)
         groups = [(k, np.flatnonzero(which == k)) for k in range(len(counts))]
         groups = [(k, idx) for k, idx in groups if idx.size]
         for k, idx in groups:
-            c = counts[k]
-            for name, transfers, cross in lines[k]:
-                line_cyc[idx, names.index(name)] = transfers * ((1 - cross) * h[idx]
-                                                                + cross * hc[idx])
-            if self.terms.private_lines:
-                priv[idx] = c.private * ((1 - c.private_cross) * h[idx]
-                                         + c.private_cross * hc[idx])
             ci = {n: x[idx] for n, x in cost.items()}
-            compute = function_cycles(c.per_op, ci, scan, np.zeros(idx.size),
+            compute = function_cycles(counts[k].per_op, ci, scan, np.zeros(idx.size),
                                       design.model)["total"]
-            slow = (cpu_slowdown(self.instances, self.tasks, p.cpus, p.smt, smt_gain[idx])
-                    if self.terms.cpu_slowdown else 1.0)
-            cpu[idx] = (other[idx] + compute) * busiest[idx] * slow
-        res = closed_network(self.instances, cpu / hz, priv / hz, line_cyc / hz[:, None],
-                             names)
-        at_lines = res.residence[:, 1:].sum(axis=1) * hz
+            res = price_flows(self._load(counts[k], names, compute),
+                              {n: x if np.ndim(x) == 0 else x[idx] for n, x in point.items()})
+            rate[idx] = res.ops_per_s[:, 0]
+            at_lines[idx] = res.residence[:, 0, 1:].sum(axis=-1) * hz[idx]
+            neck[idx] = [line_label(s[0]) for s in res.bottleneck_names()]
         profile = {f: np.zeros(b) for f in FUNCTIONS}
         if not with_profile:
-            return res.ops_per_s, profile, []
+            return rate, profile, []
+        other = point["other_cycles"]
         for k, idx in groups:
             ci = {n: x[idx] for n, x in cost.items()}
             fn = function_cycles(counts[k].per_op, ci, scan, at_lines[idx], design.model)
             total = other[idx] + fn["total"]
             for f in FUNCTIONS:
                 profile[f][idx] = 100.0 * fn[f] / total
-        neck = [line_label(s) for s in res.bottleneck_names()]
-        return res.ops_per_s, profile, neck
+        return rate, profile, neck.tolist()
 
     def with_measured(self, measured) -> ScenarioModel:
         """This model (its counts shared, not replayed again) for the same scenario with

@@ -80,6 +80,30 @@ def test_a_hold_time_per_flow_count_prices_each_count_with_its_own():
         assert per_count.per_instance[0, j] == pytest.approx(one.per_instance[0, 0], rel=1e-13)
 
 
+def test_a_loads_own_cross_socket_shares_price_each_line_at_its_own_mix():
+    """What predict's counts give: line 0's writers on one socket, line 1's on both."""
+    two = FlowLoad(flows=[6, 36], memcg_cycles=200.0, shared_names=("usage:root", "usage:ancestor"),
+                   shared=[0.5, 0.25], private=0.2, cross=[[0.0, 1.0], [0.0, 0.5]])
+    no_input = {k: v for k, v in POINT.items() if k != "cross_socket_fraction"}
+    r = price_flows(two, no_input | {"cpu_ghz": 1.0})
+    assert r.demands[0, :, 2].tolist() == pytest.approx([0.5 * 150 / 1e9] * 2, rel=1e-15)
+    assert r.demands[0, :, 3].tolist() == pytest.approx([0.25 * 350 / 1e9, 0.25 * 250 / 1e9],
+                                                        rel=1e-15)
+    # one share on every line is the cross_socket_fraction input
+    same = FlowLoad(flows=36, memcg_cycles=200.0, shared_names=("usage:root",), shared=[0.5],
+                    private=0.2, cross=[0.5])
+    np.testing.assert_array_equal(price_flows(same, no_input).demands,
+                                  price_flows(_load(), POINT).demands)
+
+
+def test_a_loads_private_cross_share_prices_its_private_lines_at_the_hold_times():
+    load = FlowLoad(flows=36, memcg_cycles=200.0, private=0.2, private_cross=0.25)
+    r = price_flows(load, POINT | {"cpu_ghz": 1.0})
+    assert r.demands[0, 0, 1] == pytest.approx(0.2 * (0.75 * 150 + 0.25 * 350) / 1e9, rel=1e-15)
+    with pytest.raises(ValueError, match="private_cycles: the load counts its private lines"):
+        price_flows(load, POINT | {"private_cycles": 100.0})
+
+
 def test_the_busiest_cpu_runs_at_least_an_even_share():
     one_cpu = POINT | {"cpus_per_flow": 1.0}
     np.testing.assert_array_equal(per_flow_rate(_load(), one_cpu),
@@ -146,6 +170,9 @@ def test_the_change_is_new_over_base_in_percent():
     ({"shared": [-1.0]}, "shared has shape"),
     ({"private": float("inf")}, "private has shape"),
     ({"memcg_cycles": [1.0, 2.0]}, r"memcg_cycles has shape \(2,\): must be \(1,\) or"),
+    ({"cross": [1.5]}, r"cross has shape \(1, 1\): must be \(1, 1\).*>= 0 and <= 1"),
+    ({"cross": [0.5, 0.5]}, r"cross has shape \(2,\)"),
+    ({"private_cross": -0.1}, r"private_cross has shape \(1,\): must be \(1,\)"),
 ])
 def test_a_bad_load_is_named(kw, match):
     args = {"flows": 36, "memcg_cycles": 1.0, "shared_names": ("usage:root",),
