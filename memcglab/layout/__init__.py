@@ -6,6 +6,9 @@ The public names, by job:
   (pahole view), :func:`to_c` (types -> C, for gcc);
 * the catalogue: :func:`struct_layout`, :data:`CATALOGUE`, :func:`resolve_config`;
 * per-CPU placement: :func:`slot_scan_lines`, :func:`slot_table`, :func:`lookup_lines`;
+* struct page_counter per layout: :func:`page_counter_lines` (the fields on each cache
+  line, ``usage``'s flagged), :data:`PAGE_COUNTER_LAYOUTS`; gcc's view of any catalogue
+  entry: :func:`gcc_check`;
 * coherence: :func:`simulate`; seed 004: :func:`compare_eras`, :func:`run_stream`,
   :func:`contention_stream`; the stream type :class:`AccessStream`.
 
@@ -29,6 +32,8 @@ _EXPORTS = {
     "struct_layout": "catalogue", "CATALOGUE": "catalogue", "resolve_config": "catalogue",
     "CatalogueError": "catalogue", "DEFAULT_CONFIG": "catalogue",
     "slot_scan_lines": "percpu", "slot_table": "percpu", "lookup_lines": "percpu",
+    "page_counter_lines": "pclines", "CounterLine": "pclines",
+    "PAGE_COUNTER_LAYOUTS": "pclines", "gcc_check": "gcccheck", "GccCheck": "gcccheck",
     "simulate": "coherence", "CoherenceResult": "coherence",
     "compare_eras": "scenario", "run_stream": "scenario", "contention_stream": "scenario",
     "AccessStream": "access", "ACCESS_DTYPE": "access",

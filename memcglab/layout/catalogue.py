@@ -1,9 +1,11 @@
 """The kernel struct catalogue: each struct, per era, laid out for a kernel config.
 
 Every entry is C text in the kernel's field order (see
-:mod:`~memcglab.layout.catalogue_stock`, :mod:`~memcglab.layout.catalogue_memcg`
-and the building blocks in :mod:`~memcglab.layout.kernel_types`), parsed by
-:func:`~memcglab.layout.cparse.parse_c`, with its source cited per era.
+:mod:`~memcglab.layout.catalogue_stock`, :mod:`~memcglab.layout.catalogue_memcg`,
+the 2021-2022 page_counter relayouts in :mod:`~memcglab.layout.catalogue_pc` and the
+building blocks in :mod:`~memcglab.layout.kernel_types`), parsed by
+:func:`~memcglab.layout.cparse.parse_c`, with its source cited per era;
+:func:`~memcglab.layout.gcccheck.gcc_check` compiles the same text with gcc.
 
 A config is a set of enabled ``CONFIG_`` options. :data:`DEFAULT_CONFIG` is the
 kernel notes' convention (x86-64 SMP, no lockdep, !PREEMPT_RT) with the options a

@@ -26,34 +26,11 @@ would separate them, the opposite of what the kernel test robot measured.
 
 from __future__ import annotations
 
+from memcglab.layout.catalogue_pc import PAGE_COUNTER_RELAYOUTS, PC_V5_11
 from memcglab.layout.kernel_types import EraText
 
 __all__ = ["PAGE_COUNTER", "PAGE_COUNTER_STOCK", "VMPRESSURE", "MEM_CGROUP",
            "PAGE_COUNTER_MODERN", "VMPRESSURE_OLD", "VMPRESSURE_2026"]
-
-_PC_OLD = r"""
-/* include/linux/page_counter.h, pre-2024 (torvalds/linux 0d3001e2690a) */
-struct page_counter {
-    atomic_long_t usage;
-    unsigned long min;
-    unsigned long low;
-    unsigned long high;
-    unsigned long max;
-
-    unsigned long emin;
-    atomic_long_t min_usage;
-    atomic_long_t children_min_usage;
-
-    unsigned long elow;
-    atomic_long_t low_usage;
-    atomic_long_t children_low_usage;
-
-    unsigned long watermark;
-    unsigned long failcnt;
-
-    struct page_counter *parent;
-};
-"""
 
 #: The modern layout; MEMCGLAB_PC_STOCK adds the E5 stock fields (RFC and v4 alike).
 PAGE_COUNTER_MODERN = r"""
@@ -111,9 +88,18 @@ struct page_counter_stock {
 """
 
 _STOCK_DEF = (("MEMCGLAB_PC_STOCK", "1"),)
+_RL = PAGE_COUNTER_RELAYOUTS
 PAGE_COUNTER: dict[str, EraText] = {
-    "v5.10": EraText(_PC_OLD, "torvalds/linux include/linux/page_counter.h 0d3001e2690a",
-                     "one flat group, no padding"),
+    # v5.10 has v5.11's order (Rtoax/linux-5.10.13, a commented copy of v5.10.13). Until
+    # issue 23 this era held torvalds/linux 0d3001e2690a's text, which is the v5.12
+    # relayout (parent last): same size, parent on another line.
+    "v5.10": EraText(PC_V5_11, "Rtoax/linux-5.10.13 include/linux/page_counter.h "
+                     "031a1e46203f (v5.10.13): the field order of v5.11's blob 85bd413e784e",
+                     "one flat group, parent after max"),
+    "v5.11": _RL["v5.11"],
+    "v5.12": _RL["v5.12"],
+    "aligned": _RL["aligned"],
+    "v6.1": _RL["v6.1"],
     "v6.16": EraText(PAGE_COUNTER_MODERN, "linux-mm/linux-mm include/linux/page_counter.h "
                      "05bbc79d75c3 without the E5 fields", "three cacheline groups"),
     "rfc-2026-04": EraText(_PCS_RFC + PAGE_COUNTER_MODERN, "RFC 1/8 of Joshua Hahn's "

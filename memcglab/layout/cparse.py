@@ -36,7 +36,7 @@ from memcglab.layout.abi import SCALARS, Array, CType, Enum, Member, Pointer, Re
 from memcglab.layout.cpp import STRUCT_ALIGN_MARKER, CppError, preprocess
 from memcglab.layout.layout import StructLayout, layout
 
-__all__ = ["CParseError", "TypeSpace", "parse_c", "PRELUDE"]
+__all__ = ["CParseError", "TypeSpace", "parse_c", "prelude_for", "PRELUDE"]
 
 #: include/linux/types.h and the atomic types, as x86-64 defines them.
 PRELUDE: dict[str, str] = {
@@ -99,14 +99,20 @@ class TypeSpace:
         return layout(t, label if t.tag else name)
 
 
-def parse_c(text: str, config: Iterable[str] = (),
-            defines: Mapping[str, int | str] | None = None) -> TypeSpace:
-    """Parse struct/union/enum/typedef definitions for the enabled ``config`` options."""
+def prelude_for(text: str) -> str:
+    """The :data:`PRELUDE` definitions ``text`` needs: those it does not make itself."""
     own = set(re.findall(r"\btypedef\b[^;{]*?(\w+)\s*;", text))
     own |= set(re.findall(r"\}\s*(\w+)\s*;", text))
     prelude = "\n".join(v for k, v in PRELUDE.items() if k not in own)
     if re.search(r"\bstruct\s+cacheline_padding\s*\{", text):
         prelude = prelude.replace(PRELUDE["cacheline_padding"], "")
+    return prelude
+
+
+def parse_c(text: str, config: Iterable[str] = (),
+            defines: Mapping[str, int | str] | None = None) -> TypeSpace:
+    """Parse struct/union/enum/typedef definitions for the enabled ``config`` options."""
+    prelude = prelude_for(text)
     try:
         pre = preprocess(prelude, config, defines)
         body = preprocess(text, config, defines)

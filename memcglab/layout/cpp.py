@@ -4,7 +4,8 @@ Kernel headers choose fields with ``#ifdef CONFIG_...`` and align them with
 attribute macros that pycparser does not know. :func:`preprocess` does the part of
 cpp that struct definitions need: it drops comments, keeps or drops lines under
 ``#if``/``#ifdef``/``#ifndef``/``#elif``/``#else`` for a given set of enabled
-``CONFIG_`` options, expands object-like ``#define`` constants, and rewrites the
+``CONFIG_`` options, expands ``#define`` constants and function-like macros (a call
+must sit on one line, as the padding macros of kernel headers do), and rewrites the
 kernel's layout annotations into standard C11:
 
 * ``____cacheline_aligned_in_smp``, ``____cacheline_internodealigned_in_smp``,
@@ -88,6 +89,68 @@ def _expand(line: str, macros: Mapping[str, str], depth: int = 0) -> str:
     return out if out == line else _expand(out, macros, depth + 1)
 
 
+def _call_end(line: str, start: int) -> int:
+    """Index just past the ')' closing the '(' at ``start``; -1 if the line ends first."""
+    depth = 0
+    for i in range(start, len(line)):
+        depth += {"(": 1, ")": -1}.get(line[i], 0)
+        if depth == 0:
+            return i + 1
+    return -1
+
+
+def _split_args(text: str) -> list[str]:
+    """A macro call's arguments: commas split them only outside parentheses."""
+    args, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            continue
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        cur += ch
+    args.append(cur.strip())
+    return args
+
+
+_Funcs = dict[str, tuple[list[str], str]]
+
+
+def _substitute(body: str, value: Mapping[str, str]) -> str:
+    """A macro body with each parameter replaced by its argument."""
+    return re.sub(r"\b[A-Za-z_]\w*\b", lambda t: value.get(t.group(0), t.group(0)), body)
+
+
+def _expand_calls(line: str, funcs: _Funcs, lineno: int, depth: int = 0) -> str:
+    """Expand the calls of function-like macros on one line (parameters substituted).
+
+    A call whose closing parenthesis is on a later line is left as written: kernel
+    struct headers call their padding macros on one line.
+    """
+    if not funcs or depth > 20:
+        return line
+    out: list[str] = []
+    pos = 0
+    for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", line):
+        if m.start() < pos or m.group(1) not in funcs:
+            continue
+        stop = _call_end(line, m.end() - 1)
+        if stop < 0:
+            continue
+        params, body = funcs[m.group(1)]
+        args = _split_args(line[m.end():stop - 1])
+        if args == [""] and not params:
+            args = []
+        if len(args) != len(params):
+            raise CppError(f"line {lineno}: {m.group(1)} takes {len(params)} argument(s), "
+                           f"given {len(args)}")
+        out += [line[pos:m.start()], _substitute(body, dict(zip(params, args, strict=True)))]
+        pos = stop
+    if not out:
+        return line
+    return _expand_calls("".join(out) + line[pos:], funcs, lineno, depth + 1)
+
+
 def _eval_if(expr: str, enabled: set[str], macros: Mapping[str, str], lineno: int) -> bool:
     def is_on(name: str) -> str:
         return "1" if (name in enabled or name in macros) else "0"
@@ -117,6 +180,7 @@ def _directives(text: str, enabled: set[str], macros: dict[str, str]) -> list[st
     """Resolve conditionals and #define; return the kept lines (blank for dropped ones)."""
     lines = text.replace("\\\n", " \n").split("\n")
     out: list[str] = []
+    funcs: _Funcs = {}  # function-like macros: name -> (parameters, body)
     # Each frame: (this branch is live, some branch was taken, parent is live)
     stack: list[tuple[bool, bool, bool]] = []
     live = True
@@ -124,13 +188,14 @@ def _directives(text: str, enabled: set[str], macros: dict[str, str]) -> list[st
         s = raw.strip()
         m = re.match(r"#\s*(\w+)\s*(.*)", s)
         if not m:
-            out.append(_expand(raw, macros) if live else "")
+            out.append(_expand(_expand_calls(_expand(raw, macros), funcs, n), macros)
+                       if live else "")
             continue
         word, rest = m.group(1), m.group(2).strip()
         out.append("")
         if word in ("ifdef", "ifndef"):
             name = rest.split()[0] if rest else ""
-            on = (name in enabled or name in macros) == (word == "ifdef")
+            on = (name in enabled or name in macros or name in funcs) == (word == "ifdef")
             stack.append((live and on, on, live))
             live = live and on
         elif word == "if":
@@ -152,10 +217,16 @@ def _directives(text: str, enabled: set[str], macros: dict[str, str]) -> list[st
             continue
         elif word == "define":
             dm = re.match(r"(\w+)(\([^)]*\))?\s*(.*)", rest)
-            if dm and not dm.group(2):  # function-like macros are not expanded
+            if dm and not dm.group(2):
                 macros[dm.group(1)] = dm.group(3).strip()
+            elif dm:
+                params = [p.strip() for p in dm.group(2)[1:-1].split(",") if p.strip()]
+                if "..." in params or any(p.endswith("...") for p in params):
+                    raise CppError(f"line {n}: variadic macro {dm.group(1)} is not supported")
+                funcs[dm.group(1)] = (params, dm.group(3).strip())
         elif word == "undef":
             macros.pop(rest.split()[0] if rest else "", None)
+            funcs.pop(rest.split()[0] if rest else "", None)
         elif word == "error":
             raise CppError(f"line {n}: #error {rest}")
         elif word in ("include", "pragma", "line"):

@@ -72,6 +72,30 @@ def test_struct_level_annotations_and_cacheline_padding():
     assert (no_smp.size, [m.name for m in no_smp.members]) == (16, ["usage", "emin"])
 
 
+def test_function_like_macros_expand_as_v6_1_page_counter_uses_them():
+    # The shape of v6.1's PC_PADDING: a padding struct and a one-parameter macro, both
+    # empty without CONFIG_SMP (the lone ';' left behind is accepted, as gcc accepts it).
+    text = """
+#if defined(CONFIG_SMP)
+struct pad { char x[0]; } ____cacheline_internodealigned_in_smp;
+#define PAD(name)  struct pad name
+#else
+#define PAD(name)
+#endif
+#define PAIR(t, a, b) t a; t b
+struct s { long u; PAD(_p1_); PAIR(long, lo, hi); };
+"""
+    smp = parse_c(text, {"CONFIG_SMP"}).layout("s")
+    assert [(f.path, f.offset) for f in smp.fields] == [
+        ("u", 0), ("_p1_", 64), ("lo", 64), ("hi", 72)]
+    up = parse_c(text).layout("s")
+    assert [(f.path, f.offset) for f in up.fields] == [("u", 0), ("lo", 8), ("hi", 16)]
+    with pytest.raises(CParseError, match=r"line 2: PAIR takes 3 argument\(s\), given 2"):
+        parse_c("#define PAIR(t, a, b) t a; t b\nstruct s { PAIR(long, x); };")
+    with pytest.raises(CParseError, match="variadic macro V"):
+        parse_c("#define V(...) __VA_ARGS__\nstruct s { long x; };")
+
+
 def test_sparse_annotations_are_dropped_and_kernel_typedefs_predefined():
     text = """struct s {
         struct obj_cgroup __rcu *objcg;
