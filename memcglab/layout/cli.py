@@ -3,14 +3,20 @@
 Examples::
 
     memcglab layout --list
+    memcglab layout page_counter --era v5.11 --gcc
     memcglab layout memcg_stock_pcp --era 2025-04 --placement ffffffff83a26e60
     memcglab layout mem_cgroup --era blamed --config MEMCG_V1=n
     memcglab layout my_struct --file my.h --config CONFIG_SMP
     memcglab layout memcg_stock_pcp --slot-table
 
-A user error (unknown struct, era or config option, unreadable file, bad address)
-exits with status 2 and a message on stderr that names the valid choices; nothing
-is printed on stdout.
+For ``page_counter`` the header also names what shares ``usage``'s cache line (the
+line every charge writes); ``--gcc`` compiles the entry's C text with gcc and says
+whether sizeof, _Alignof and every offsetof agree with the printed layout (exit 1 if
+not).
+
+A user error (unknown struct, era or config option, unreadable file, bad address,
+no gcc for ``--gcc``) exits with status 2 and one line on stderr that names the input
+and the valid choices; nothing is printed on stdout.
 """
 
 from __future__ import annotations
@@ -53,11 +59,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "of the catalogue")
     parser.add_argument("--slot-table", action="store_true", help="memcg_stock_pcp only: "
                         "cache lines a slot scan touches for 1..32 slots")
+    parser.add_argument("--gcc", action="store_true", help="compile the catalogue entry's C "
+                        "text with gcc and check sizeof, _Alignof and every offsetof")
 
 
 def _fail(msg: str) -> int:
-    print(f"memcglab layout: error: {msg}", file=sys.stderr)
+    one = " ".join(msg.split())  # one line, whatever the message held
+    print(f"memcglab layout: error: {one}", file=sys.stderr)
     return 2
+
+
+def _usage_line(era: str, placement: int | None, config: list[str]) -> str:
+    """The header line naming what shares page_counter's usage line."""
+    from memcglab.layout.pclines import usage_line
+    try:
+        ln = usage_line(era, placement or 0, config or None)
+    except ValueError as exc:  # "placement=0x10: page_counter v6.1 is 64-byte aligned..."
+        why = str(exc).split(": ", 1)[-1]
+        raise CatalogueError(f"--placement {placement or 0:#x}: {why}") from None
+    others = [f for f in ln.fields if f != "usage"]
+    return (f"/* usage's line L{ln.line} also holds: "
+            f"{' '.join(others) if others else 'nothing'} */")
 
 
 def _defines(items: list[str]) -> dict[str, str]:
@@ -97,6 +119,7 @@ def _listing() -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``memcglab layout``; the exit status (2 for a usage error)."""
+    check = None
     try:
         if args.list:
             print(_listing())
@@ -113,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
             print(slot_table(args.era or "v6.16", config=args.config or None).to_string(
                 index=False))
             return 0
+        if args.gcc and args.file is not None:
+            return _fail("--gcc checks catalogue structs; --file texts are not in the catalogue")
         if args.file is not None:
             try:
                 text = args.file.read_text()
@@ -127,16 +152,29 @@ def run(args: argparse.Namespace) -> int:
             era = args.era or entry.default_era
             et = era_text(entry.name, era)
             cfg = " ".join(sorted(resolve_config(args.config))) or "(none)"
-            header = "\n".join([
+            head = [
                 f"/* {entry.name}, era {era}: {et.summary}" +
                 (f"; {et.percpu}" if et.percpu else "") + " */",
                 f"/* source: {et.source} */",
                 f"/* config: {cfg} */",
-            ])
+            ]
+            if entry.name == "page_counter":
+                head.append(_usage_line(era, placement, args.config))
+            if args.gcc:
+                from memcglab.layout.gcccheck import gcc_check
+                check = gcc_check(entry.name, era, args.config, defines)
+                head.append(f"/* {check.summary()} */")
+            header = "\n".join(head)
     except (CatalogueError, CParseError) as exc:
         return _fail(str(exc))
     except KeyError as exc:
         return _fail(str(exc.args[0]) if exc.args else str(exc))
+    except RuntimeError as exc:  # GccError: no gcc, or gcc refused the text
+        return _fail(str(exc))
     print(header)
     print(render(lay, placement))
+    if check is not None and not check.ok:
+        print(f"memcglab layout: gcc disagrees with the model: {check.summary()}",
+              file=sys.stderr)
+        return 1
     return 0

@@ -134,7 +134,9 @@ def gcc_check(name: str, era: str | None = None,
         except OSError as exc:
             raise GccError(f"cannot run {cc}: {exc.strerror}") from None
         if built.returncode != 0:
-            raise GccError(f"gcc rejected {entry.name} era {era}: {built.stderr[:1500]}")
+            first = next((ln for ln in built.stderr.splitlines() if "error" in ln),
+                         built.stderr.strip()[:300])
+            raise GccError(f"gcc rejected {entry.name} era {era}: {first}")
         ran = subprocess.run([str(exe)], capture_output=True, text=True)
         if ran.returncode != 0:
             raise GccError(f"the layout program for {entry.name} era {era} failed")
