@@ -23,6 +23,19 @@ faithful replay needs no compiler.
 * :func:`replay_text` - a trace file streamed block by block;
 * :func:`parse_text_fast` / :func:`read_trace_fast` - ``parse_text`` / ``read_trace``.
 
+``obj_stock=`` runs an obj-stock era of :data:`memcglab.models.OBJ_STOCK_ERAS` beside
+the model, as the faithful replay's ``obj_stock=`` does: the models' own eras (``v6.15``,
+``v6.16``, ``multi-objcg``, ``pcstock-v4``) beside any model they run with, and the older
+ones, ``memcg-caches`` (``memcglab/engine/native/objstock_caches.c``: per-memcg kmalloc
+caches charged per slab page), ``v5.9``, ``v5.14-vmstat``, ``v5.14-refill`` and ``v5.14``
+(``objstock_v5.c``: the byte stock with per-object ``mod_objcg_state``, v5.9's per-CPU
+stat counters and their flush, v5.14's task and irq stocks); whole pages leave the byte
+side through the model's own ``refill_stock`` or ``memcg_uncharge``. ``counts=`` fills a
+dict as the faithful replay's does: the operations, the calls of
+:data:`memcglab.events.CALL_EVENTS` and, with an ``obj_stock``, the era's
+:data:`memcglab.events.OBJ_ERA_EVENTS` (totals: they are not in
+:class:`~memcglab.events.ChargeEvents`).
+
 The models and victim policies it runs are those of :mod:`memcglab.registry` whose
 entry names one of its compiled models (:data:`MODELS`) or victims
 (:data:`memcglab.engine.state.VICTIMS`, ``memcglab/engine/native/victims.c``); ``policy=``

@@ -28,9 +28,14 @@ from memcglab.engine.state import (
     F_PARENT,
     F_USAGE,
     G_NMEMCG,
+    G_OBJERA,
     G_OBJUSED,
     G_RUSED,
     MODEL_CODES,
+    OBJ_ERA_CODES,
+    OBJ_ERA_G,
+    OBJ_ERA_NAMES,
+    OE_MEMCG_CACHES,
     S_CACHED,
     S_NR,
     VICTIM_CODES,
@@ -40,9 +45,10 @@ from memcglab.engine.state import (
     new_state,
 )
 from memcglab.engine.validate import ChunkValidator
-from memcglab.events import ChargeEvents
+from memcglab.events import CALL_EVENTS, OBJ_ERA_EVENTS, ChargeEvents
 from memcglab.models import (
     REFILLS,
+    check_obj_stock,
     check_options,
     check_refill,
     nested_allowed,
@@ -53,9 +59,12 @@ from memcglab.replay import InvariantViolation as FaithfulViolation
 from memcglab.trace import OP_DTYPE, OP_NAMES, OP_OBJ_CHARGE, Trace, check_stock_slots
 
 __all__ = ["Engine", "InvariantViolation", "replay_compiled", "replay_chunks", "check_args",
-           "check_own_engine", "victim_code", "CHUNK"]
+           "check_own_engine", "victim_code", "obj_era_code", "CHUNK", "REPLAY_COUNTS"]
 
 CHUNK = 1 << 22  # rows validated per compiled call
+#: the operation counts of ``counts`` (memcglab.replay.replay's ``counts``), besides the
+#: calls of memcglab.events.CALL_EVENTS and OBJ_ERA_EVENTS
+REPLAY_COUNTS = ("charges", "uncharges", "uncharges_direct", "obj_charges", "obj_uncharges")
 
 
 class InvariantViolation(FaithfulViolation):
@@ -110,23 +119,57 @@ def victim_code(model: str, policy: str | None) -> int | None:
     return VICTIM_CODES[entry.compiled]
 
 
+def obj_era_code(model: str, obj_stock: str | None) -> int | None:
+    """The engine's code of obj-stock era ``obj_stock`` beside ``model`` (None: the model's
+    own obj stock); ValueError for an era that cannot run beside the model (the faithful
+    replay's check) or that this engine does not run, by name.
+
+    >>> obj_era_code("multi", "v5.14") == OBJ_ERA_CODES["v5.14"], obj_era_code("multi", None)
+    (True, None)
+    """
+    if obj_stock is None:
+        return None
+    check_obj_stock(model, obj_stock)
+    if registry.model(model).obj_stock_era == obj_stock:
+        return None  # the model's own era: the default replay, named
+    entry = registry.obj_era(obj_stock)
+    # A built-in era is compiled under its own name; another names its compiled twin.
+    compiled = entry.compiled if entry.compiled is not None else \
+        entry.name if entry.builtin else None
+    if compiled not in OBJ_ERA_CODES:
+        raise ValueError(f"obj_stock={obj_stock!r} has no compiled implementation; the "
+                         f"compiled engine runs: {', '.join(OBJ_ERA_NAMES)}; use the "
+                         "faithful replay (memcglab.replay.replay)")
+    return OBJ_ERA_CODES[compiled]
+
+
+def _counts(events: ChargeEvents, era_totals: dict[str, int] | None) -> dict[str, int]:
+    # memcglab.replay.replay's counts: the operations, the calls, the era's events
+    out = {name: events.total(name) for name in (*REPLAY_COUNTS, *CALL_EVENTS)}
+    if era_totals is not None:
+        out.update(era_totals)
+    return out
+
+
 class Engine:
     """One compiled replay, fed chunk by chunk (each an ``OP_DTYPE`` array).
 
     Each chunk is validated before it is replayed; a bad row raises the faithful
     ``TraceError`` (the engine's state is then unusable). With ``check``, an
-    invariant failure raises :class:`InvariantViolation`.
+    invariant failure raises :class:`InvariantViolation`. ``obj_stock`` runs an
+    obj-stock era beside the model (:func:`obj_era_code`), as the faithful replay's.
     """
 
     def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
                  batch: int = 64, check: bool = False, events: bool = False,
                  source: str = "<memory>", validator: ChunkValidator | None = None,
                  cpus_line: int = 0, refill: str = "always", nodes: int = 1,
-                 policy: str | None = None) -> None:
+                 policy: str | None = None, obj_stock: str | None = None) -> None:
         code = check_args(model, slots, seed, batch, policy)
         victim = victim_code(model, policy)
         check_refill(refill)
-        self.refill, self.policy = refill, policy
+        era = obj_era_code(model, obj_stock)
+        self.refill, self.policy, self.obj_stock = refill, policy, obj_stock
         self.view = registry.model(model).stock_view
         # the contract's bound on the machine's stock slots, before anything is allocated
         check_stock_slots(source, cpus_line, cpus, stock_slots(model, slots))
@@ -139,7 +182,7 @@ class Engine:
             raise ValueError(f"nodes={nodes}: must divide cpus={cpus} into equal blocks")
         self.state: State = new_state(code, cpus, slots, batch, seed, events=events,
                                       check=check, refill=REFILLS.index(refill), nodes=nodes,
-                                      victim=victim)
+                                      victim=victim, obj_era=era)
         self.replayed = 0
 
     def validate(self, ops: np.ndarray) -> np.ndarray:
@@ -160,7 +203,10 @@ class Engine:
         if len(dense) != len(ops) or dense.dtype != np.int32:
             raise ValueError("replay() takes the rows validate() accepted and its column")
         self.state = grow(self.state, self.validator.count)
-        runs = int(self.state.g[G_RUSED]) + int(np.count_nonzero(ops["op"] == OP_OBJ_CHARGE))
+        # an obj_charge adds at most one run (and in memcg-caches one kmalloc object)
+        per = 2 if int(self.state.g[G_OBJERA]) == OE_MEMCG_CACHES else 1
+        charges = int(np.count_nonzero(ops["op"] == OP_OBJ_CHARGE))
+        runs = int(self.state.g[G_RUSED]) + per * charges
         self.state = grow_runs(self.state, runs)
         bad = run_chunk(self.state, ops, dense)
         if bad >= 0:
@@ -179,6 +225,8 @@ class Engine:
             out["refill"] = self.refill
         if self.policy is not None:  # docs/extending.md: only when a policy was given
             out["policy"] = self.policy
+        if self.obj_stock is not None:  # docs/trace-extensions.md: only when chosen
+            out["obj_stock"] = self.obj_stock
         if self.state.g[G_OBJUSED]:  # docs/trace-extensions.md: only with object operations
             out.update(obj_dict(self.state, self.validator.ids))
         return out
@@ -186,6 +234,14 @@ class Engine:
     def events(self) -> ChargeEvents:
         """Per-CPU and per-memcg event counts (requires ``events=True``)."""
         return charge_events(self.state, self.validator.ids)
+
+    def counts(self) -> dict[str, int]:
+        """The faithful replay's ``counts`` (requires ``events=True``): the operations
+        replayed, the calls of :data:`memcglab.events.CALL_EVENTS` and, with an
+        ``obj_stock``, the era's :data:`memcglab.events.OBJ_ERA_EVENTS`."""
+        era = None if self.obj_stock is None else \
+            {name: int(self.state.g[OBJ_ERA_G[name]]) for name in OBJ_ERA_EVENTS}
+        return _counts(self.events(), era)
 
     def _violation(self, row: np.void, index: int) -> None:
         # The faithful replay's wording: the first memcg (creation order) whose usage
@@ -235,7 +291,8 @@ class Engine:
 
 def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0,
                     batch: int = 64, check: bool = False, events: bool = False,
-                    refill: str = "always", policy: str | None = None
+                    refill: str = "always", policy: str | None = None,
+                    obj_stock: str | None = None, counts: dict[str, int] | None = None
                     ) -> dict | tuple[dict, ChargeEvents]:
     """Replay ``trace`` with the compiled engine: the contract's JSON object.
 
@@ -244,27 +301,53 @@ def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: in
     returns ``(dict, ChargeEvents)``. Raises ``ValueError`` for bad options (a model
     or policy without a compiled implementation is refused by name),
     ``memcglab.trace.TraceError`` for a bad trace and :class:`InvariantViolation`
-    when ``check`` finds one. ``refill`` is the scenario contract's design key and
-    ``policy`` a registered victim policy with a compiled implementation, as for
-    ``memcglab.replay.replay``. A registered model whose compiled implementation is a
-    function of its own (:class:`memcglab.registry.ModelEntry`) is replayed by it.
+    when ``check`` finds one. ``refill`` is the scenario contract's design key,
+    ``policy`` a registered victim policy with a compiled implementation and
+    ``obj_stock`` an obj-stock era (:func:`obj_era_code`), as for
+    ``memcglab.replay.replay``; a ``counts`` dict is filled as that function fills it
+    (the operations, :data:`memcglab.events.CALL_EVENTS` and, with ``obj_stock``,
+    :data:`memcglab.events.OBJ_ERA_EVENTS`). A registered model whose compiled
+    implementation is a function of its own (:class:`memcglab.registry.ModelEntry`) is
+    replayed by it, without an ``obj_stock``.
+
+    >>> from memcglab.trace import parse_text
+    >>> t = parse_text("memcglab-trace 1\\ncpus 1\\ncgroup 1 0\\nobj_charge 0 1 264\\n"
+    ...                "obj_uncharge 0 1 264\\n")
+    >>> c = {}
+    >>> out = replay_compiled(t, obj_stock="v5.9", counts=c)
+    >>> out["obj_stock"], out["obj_stocks"], c["mod_objcg_state"], c["memcg_stat_updates"]
+    ('v5.9', [[[1, 0, 4096]]], 2, 2)
     """
     compiled = registry.model(model).compiled
+    want = events or counts is not None
     if callable(compiled):
         check_own_engine(model, slots, seed, batch, policy)
         check_refill(refill)
-        return compiled(trace, model=model, slots=slots, seed=seed, batch=batch, check=check,
-                        events=events, refill=refill, policy=policy)
-    engine = Engine(trace.cpus, model, slots, seed, batch, check, events, trace.source,
-                    cpus_line=trace.cpus_line, refill=refill, nodes=trace.nodes, policy=policy)
+        if obj_stock is not None:
+            check_obj_stock(model, obj_stock)
+            raise ValueError(f"obj_stock={obj_stock!r}: model {model!r} is replayed by a "
+                             "compiled function of its own, which runs the model's own obj "
+                             "stock; use the faithful replay (memcglab.replay.replay)")
+        got = compiled(trace, model=model, slots=slots, seed=seed, batch=batch, check=check,
+                       events=want, refill=refill, policy=policy)
+        if not want:
+            return got
+        if counts is not None:
+            counts.update(_counts(got[1], None))
+        return got if events else got[0]
+    engine = Engine(trace.cpus, model, slots, seed, batch, check, want, trace.source,
+                    cpus_line=trace.cpus_line, refill=refill, nodes=trace.nodes, policy=policy,
+                    obj_stock=obj_stock)
     engine.replay(trace.ops, engine.validate(trace.ops))
+    if counts is not None:
+        counts.update(engine.counts())
     return (engine.result(), engine.events()) if events else engine.result()
 
 
 def replay_chunks(cpus: int, chunks: Iterable[np.ndarray], model: str = "multi",
                   slots: int = 7, seed: int = 0, batch: int = 64, check: bool = False,
                   events: bool = False, source: str = "<memory>", refill: str = "always",
-                  nodes: int = 1, policy: str | None = None
+                  nodes: int = 1, policy: str | None = None, obj_stock: str | None = None
                   ) -> dict | tuple[dict, ChargeEvents]:
     """Stream ``OP_DTYPE`` chunks through one engine (state persists between chunks).
 
@@ -273,7 +356,7 @@ def replay_chunks(cpus: int, chunks: Iterable[np.ndarray], model: str = "multi",
     still raises before any result is returned.
     """
     engine = Engine(cpus, model, slots, seed, batch, check, events, source, refill=refill,
-                    nodes=nodes, policy=policy)
+                    nodes=nodes, policy=policy, obj_stock=obj_stock)
     for chunk in chunks:
         engine.feed(chunk)
     return (engine.result(), engine.events()) if events else engine.result()

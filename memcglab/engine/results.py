@@ -27,6 +27,7 @@ from memcglab.engine.state import (
     G_NMEMCG,
     G_NOBJ,
     G_NODES,
+    G_OBJERA,
     G_ODRAIN,
     G_OEVICT,
     G_OFAIL,
@@ -41,14 +42,22 @@ from memcglab.engine.state import (
     G_WARN,
     OB_CACHED,
     OB_NR,
+    OC_INUSE,
     OC_KMEM,
+    OC_LARGE,
     OC_LIVE,
+    OC_MEMCG,
     OC_NRCH,
+    OC_SLABS,
+    OE_MEMCG_CACHES,
     S_CACHED,
     S_NR,
     State,
 )
 from memcglab.events import ChargeEvents
+from memcglab.kernel.memcontrol_h import get_order
+from memcglab.kernel.obj_memcg_caches import KMALLOC_SIZES
+from memcglab.kernel.page_counter import PAGE_SIZE
 
 __all__ = ["contract_dict", "charge_events", "obj_dict", "obj_violation"]
 
@@ -141,8 +150,35 @@ def obj_dict(s: State, ids: list[int]) -> dict:
     }
 
 
+def _caches_violation(s: State, ids: list[int]) -> str | None:
+    # The faithful ObjMemcgCaches.violation() (memcg-caches). It reads its caches in
+    # creation order, this in memcg then size order: the same message whenever one
+    # cache at most is wrong, as after any one operation of a correct port.
+    n = int(s.g[G_NMEMCG])
+    pages = s.oc[OC_LARGE, :n].copy()
+    for m in range(n):
+        for k, size in enumerate(KMALLOC_SIZES):
+            order = get_order(size)
+            objects = (PAGE_SIZE << order) // size
+            inuse, slabs = int(s.oc[OC_INUSE + k, m]), int(s.oc[OC_SLABS + k, m])
+            if not 0 <= inuse <= slabs * objects:
+                return (f"kmalloc-{size} of memcg {ids[m]}: {inuse} objects in {slabs} "
+                        f"slabs of {objects}")
+            pages[m] += slabs << order
+    for m in range(n):
+        if int(s.oc[OC_MEMCG, m]) == 0:
+            continue  # slabs of a cache reparented to the root were never charged
+        if int(s.oc[OC_KMEM, m]) != pages[m] or s.oc[OC_NRCH, m]:
+            return (f"caches of memcg {ids[m]}: {int(s.oc[OC_KMEM, m])} kmem pages "
+                    f"!= {int(pages[m])} slab pages")
+    return None
+
+
 def obj_violation(s: State, ids: list[int]) -> str | None:
-    """The faithful ObjCgroupPath.violation() wording for the engine's obj state."""
+    """The faithful ObjCgroupPath.violation() wording for the engine's obj state (that of
+    ObjMemcgCaches for the memcg-caches era)."""
+    if int(s.g[G_OBJERA]) == OE_MEMCG_CACHES:
+        return _caches_violation(s, ids)
     n, ncpus = int(s.g[G_NMEMCG]), int(s.g[G_NCPUS])
     nodes, nobj = int(s.g[G_NODES]), int(s.g[G_NOBJ])
     stocked = np.zeros(n * nodes, dtype=np.int64)

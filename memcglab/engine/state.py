@@ -20,7 +20,11 @@ column counts (every array int64 and C-contiguous, ``rng`` uint64):
   ``m``'s counter;
 * ``ev[e, col]``: event ``e`` counts, columns ``0..cpus-1`` per CPU, then one per
   memcg (``cpus + m``);
-* ``rng``: the one-element splitmix64 state.
+* ``rng``: the one-element splitmix64 state;
+* ``ob``, ``oc``, ``rn``: the obj stock's slots, objcgs and live-object runs (below);
+* ``vs[m, k * cpus + cpu]``: obj-stock era ``v5.9`` only, the per-CPU stat counters
+  of dense memcg ``m`` (``k`` 0: ``memcg->vmstats_percpu``, 1: the lruvec's
+  ``lruvec_stat_cpu``) of ``NR_SLAB_UNRECLAIMABLE_B``.
 
 Memcg-indexed arrays grow between chunks (:func:`grow`), never in compiled code.
 
@@ -35,11 +39,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from memcglab.events import ALL_EVENT_NAMES
+from memcglab.events import ALL_EVENT_NAMES, OBJ_ERA_EVENTS
+from memcglab.kernel.obj_memcg_caches import KMALLOC_SIZES
 from memcglab.trace import PAGE_COUNTER_MAX
 
 __all__ = ["State", "new_state", "grow", "grow_runs", "MODELS", "MODEL_CODES", "EV", "VICTIMS",
-           "VICTIM_CODES"]
+           "VICTIM_CODES", "OBJ_ERA_NAMES", "OBJ_ERA_CODES", "OBJ_ERA_G"]
 
 # Model codes, in the contract's order: the engine's compiled models, by the name a
 # registry entry gives as its ``compiled`` implementation (memcglab.registry).
@@ -55,8 +60,11 @@ MODEL_CODES = {name: code for code, name in enumerate(MODELS)}
  G_OBJERA, G_NOBJ, G_NODES, G_OBJUSED, G_OHITS, G_OMISS, G_OREFILL, G_ODRAIN, G_OEVICT,
  G_OFLUSH, G_OFAIL, G_OSHORT, G_RFREE, G_RUSED,
  # the victim policy of the multi* models (VICTIMS)
- G_VICTIM) = range(32)
-G_SIZE = 32
+ G_VICTIM,
+ # the older obj-stock eras (OBJ_ERA_NAMES): the trace's NUMA nodes (the node of a slab
+ # page, whatever the objcgs), and the totals of memcglab.events.OBJ_ERA_EVENTS
+ G_TNODES, G_OSTATE, G_OSTATUPD, G_OSTATFLUSH, G_OSLABCH, G_OSLABUNCH) = range(38)
+G_SIZE = 38
 
 # g[G_VICTIM]: the compiled victim policies (memcglab.engine.victims), by the name a
 # registry entry gives as its ``compiled`` implementation (memcglab.registry).
@@ -66,13 +74,37 @@ VICTIM_CODES = {name: code for code, name in enumerate(VICTIMS)}
 #: each model's own victim (single and the page_counter stocks have none: random, unused)
 VICTIM_OF_MODEL = (V_RANDOM, V_RANDOM, V_RR, V_LRU, V_RANDOM, V_RANDOM, V_RANDOM)
 
-# g[G_OBJERA]: the obj stock era of the model (memcglab.models.OBJ_ERAS)
-OE_V615, OE_E2, OE_E3, OE_E41, OE_MULTI, OE_MULTI_V4 = range(6)
+# g[G_OBJERA]: the obj stock era of the model (memcglab.models.OBJ_ERAS), then the
+# older eras an obj_stock option selects (memcglab.models.OBJ_STOCK_ERAS): memcg-caches
+# (objstock_caches.c), v5.9, v5.14-vmstat, v5.14-refill, v5.14 (objstock_v5.c)
+(OE_V615, OE_E2, OE_E3, OE_E41, OE_MULTI, OE_MULTI_V4,
+ OE_MEMCG_CACHES, OE_V59, OE_V514_VMSTAT, OE_V514_REFILL, OE_V514) = range(11)
 OBJ_ERA_OF_MODEL = (OE_V615, OE_E3, OE_MULTI, OE_E3, OE_E2, OE_E41, OE_MULTI_V4)
+#: the obj-stock eras the compiled engine runs by ``obj_stock`` name, with their codes:
+#: the models' own (v6.15 is single's, which no other model can take), then the older
+OBJ_ERA_CODES = {"v6.15": OE_V615, "v6.16": OE_E3, "multi-objcg": OE_MULTI,
+                 "pcstock-v4": OE_MULTI_V4, "memcg-caches": OE_MEMCG_CACHES, "v5.9": OE_V59,
+                 "v5.14-vmstat": OE_V514_VMSTAT, "v5.14-refill": OE_V514_REFILL,
+                 "v5.14": OE_V514}
+OBJ_ERA_NAMES = tuple(OBJ_ERA_CODES)
+#: memcglab.events.OBJ_ERA_EVENTS -> the g entry that counts its total
+OBJ_ERA_G = dict(zip(OBJ_ERA_EVENTS, (G_OSTATE, G_OSTATUPD, G_OSTATFLUSH, G_OSLABCH,
+                                      G_OSLABUNCH), strict=True))
 
 # Rows of ob (per CPU x slot), oc (per objcg: dense memcg x nodes + node) and rn (runs).
-OB_CACHED, OB_NR = range(2)
+# The v5 eras' slots also keep cached_pgdat (-1 for NULL) and nr_slab_unreclaimable_b;
+# memcg-caches keeps, per objcg, its kmalloc objects' FIFO (entries of rn, as runs:
+# RN_BYTES the object's size), the freed bytes short of an object, its kmalloc_large
+# pages and, per kmalloc cache (KMALLOC_SIZES order), its slabs and objects in use.
+OB_CACHED, OB_NR, OB_PGDAT, OB_SLABB = range(4)
+OB_SIZE_V5 = 4
 OC_NRCH, OC_KMEM, OC_LIVE, OC_ACC, OC_MEMCG = range(5)
+OC_SIZE = 5
+OC_KHEAD, OC_KTAIL, OC_PENDING, OC_LARGE = range(5, 9)
+NR_KMALLOC_CACHES = len(KMALLOC_SIZES)
+OC_SLABS = 9
+OC_INUSE = OC_SLABS + NR_KMALLOC_CACHES
+OC_SIZE_CACHES = OC_INUSE + NR_KMALLOC_CACHES
 RN_OBJCG, RN_BYTES, RN_NEXT = range(3)
 
 # g[G_REFILL]: the scenario contract's refill key, in memcglab.models.REFILLS order.
@@ -113,7 +145,8 @@ LIMIT_CLAMP = 2**63 - 1
 
 class State(NamedTuple):
     """The engine's whole state: globals, RNG, memcgs, slots, per-CPU, stocks, events, and
-    the obj stock: its slots (``ob``), objcgs (``oc``) and live-object runs (``rn``)."""
+    the obj stock: its slots (``ob``), objcgs (``oc``), live-object runs (``rn``) and
+    v5.9's per-CPU stat counters (``vs``)."""
 
     g: np.ndarray
     rng: np.ndarray
@@ -125,6 +158,7 @@ class State(NamedTuple):
     ob: np.ndarray
     oc: np.ndarray
     rn: np.ndarray
+    vs: np.ndarray
 
 
 def _memcg_block(cap: int) -> np.ndarray:
@@ -135,19 +169,25 @@ def _memcg_block(cap: int) -> np.ndarray:
 
 def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity: int = 16,
               events: bool = False, check: bool = False, refill: int = R_ALWAYS,
-              nodes: int = 1, victim: int | None = None) -> State:
+              nodes: int = 1, victim: int | None = None, obj_era: int | None = None
+              ) -> State:
     """A fresh engine: only the root memcg (dense index 0) exists, every stock empty.
 
     ``victim`` is the code of the multi* models' victim policy (:data:`VICTIMS`),
-    by default the model's own."""
+    by default the model's own; ``obj_era`` the code of the obj-stock era
+    (:data:`OBJ_ERA_CODES`), by default the model's own."""
     g = np.zeros(G_SIZE, dtype=np.int64)
     g[G_REFILL] = refill
     victim = VICTIM_OF_MODEL[model] if victim is None else victim
     g[G_VICTIM] = victim
-    era = OBJ_ERA_OF_MODEL[model]
+    era = OBJ_ERA_OF_MODEL[model] if obj_era is None else obj_era
     g[G_OBJERA] = era
-    g[G_NOBJ] = 5 if era in (OE_MULTI, OE_MULTI_V4) else 1  # NR_OBJ_STOCK
+    # NR_OBJ_STOCK: five slots in the 2026 tree; task_obj and irq_obj in v5.14; no byte
+    # stock at all before v5.9
+    g[G_NOBJ] = (5 if era in (OE_MULTI, OE_MULTI_V4) else 2 if era == OE_V514
+                 else 0 if era == OE_MEMCG_CACHES else 1)
     g[G_NODES] = nodes if era in (OE_E41, OE_MULTI, OE_MULTI_V4) else 1  # per-node objcgs
+    g[G_TNODES] = nodes
     g[G_RFREE] = -1
     g[G_NCPUS], g[G_NSLOTS], g[G_BATCH], g[G_MODEL] = cpus, slots, batch, model
     g[G_NMEMCG], g[G_EVON], g[G_CHECK] = 1, int(events), int(check)
@@ -169,16 +209,27 @@ def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity
         pcs=np.zeros((cap, cpus) if model in (M_PCSTOCK, M_PCSTOCK_V4) else (1, 1),
                      dtype=np.int64),
         ev=np.zeros((len(EV), cpus + cap if events else 1), dtype=np.int64),
-        ob=_obj_slots(cpus * int(g[G_NOBJ])),
-        oc=np.zeros((5, cap * int(g[G_NODES])), dtype=np.int64),
+        ob=_obj_slots(OB_SIZE_V5 if era >= OE_V59 else 2, cpus * int(g[G_NOBJ])),
+        oc=_objcg_block(OC_SIZE_CACHES if era == OE_MEMCG_CACHES else OC_SIZE,
+                        cap * int(g[G_NODES])),
         rn=np.zeros((3, 16), dtype=np.int64),
+        vs=np.zeros((cap, 2 * cpus) if era == OE_V59 else (1, 1), dtype=np.int64),
     )
 
 
-def _obj_slots(n: int) -> np.ndarray:
-    ob = np.zeros((2, n), dtype=np.int64)
+def _obj_slots(rows: int, n: int) -> np.ndarray:
+    ob = np.zeros((rows, n), dtype=np.int64)
     ob[OB_CACHED] = -1
+    if rows > OB_PGDAT:
+        ob[OB_PGDAT] = -1  # cached_pgdat = NULL
     return ob
+
+
+def _objcg_block(rows: int, n: int) -> np.ndarray:
+    oc = np.zeros((rows, n), dtype=np.int64)
+    if rows > OC_KTAIL:
+        oc[[OC_KHEAD, OC_KTAIL]] = -1  # memcg-caches: no kmalloc object yet
+    return oc
 
 
 def grow_runs(s: State, needed: int) -> State:
@@ -200,9 +251,13 @@ def grow(s: State, needed: int) -> State:
     mc = _memcg_block(new_cap)
     mc[:, :cap] = s.mc
     nodes = int(s.g[G_NODES])
-    oc = np.zeros((5, new_cap * nodes), dtype=np.int64)
+    oc = _objcg_block(s.oc.shape[0], new_cap * nodes)
     oc[:, :cap * nodes] = s.oc
     repl = {"mc": mc, "oc": oc}
+    if int(s.g[G_OBJERA]) == OE_V59:
+        vs = np.zeros((new_cap, s.vs.shape[1]), dtype=np.int64)
+        vs[:cap] = s.vs
+        repl["vs"] = vs
     if int(s.g[G_MODEL]) in (M_PCSTOCK, M_PCSTOCK_V4):
         pcs = np.zeros((new_cap, s.pcs.shape[1]), dtype=np.int64)
         pcs[:cap] = s.pcs

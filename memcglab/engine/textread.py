@@ -27,7 +27,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from memcglab.engine.engine import Engine, check_own_engine, replay_compiled
+from memcglab.engine.engine import Engine, check_own_engine, obj_era_code, replay_compiled
 from memcglab.engine.scan import (
     ST_BAD_END,
     ST_BAD_LINE,
@@ -233,8 +233,8 @@ class _TextStream:
 
 def replay_text(path: str, model: str = "multi", slots: int = 7, seed: int = 0,
                 batch: int = 64, check: bool = False, events: bool = False,
-                block: int = BLOCK, refill: str = "always", policy: str | None = None
-                ) -> dict | tuple[dict, ChargeEvents]:
+                block: int = BLOCK, refill: str = "always", policy: str | None = None,
+                obj_stock: str | None = None) -> dict | tuple[dict, ChargeEvents]:
     """Replay a trace file block by block, in bounded memory.
 
     Same result and same errors as ``replay_compiled(read_trace(path), ...)``.
@@ -243,17 +243,20 @@ def replay_text(path: str, model: str = "multi", slots: int = 7, seed: int = 0,
     """
     own = check_own_engine(model, slots, seed, batch, policy)
     check_refill(refill)
+    if not own:
+        obj_era_code(model, obj_stock)  # argument errors before trace errors
     bound = stock_slots(model, slots)
     single = not nested_allowed(model)
     if path == "-" or own:
         return replay_compiled(read_trace_fast(path, single=single, slots=bound,
                                                per_memcg=per_memcg_bound(model)),
-                               model, slots, seed, batch, check, events, refill, policy)
+                               model, slots, seed, batch, check, events, refill, policy,
+                               obj_stock)
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError:
         return replay_compiled(read_trace(path), model, slots, seed, batch, check, events,
-                               refill, policy)
+                               refill, policy, obj_stock)
     with fh:
         stream = _TextStream(fh, path, single, block, bound, per_memcg_bound(model))
         engine = None
@@ -264,7 +267,8 @@ def replay_text(path: str, model: str = "multi", slots: int = 7, seed: int = 0,
                 engine = Engine(stream.reader.validator.cpus, model, slots, seed, batch, check,
                                 events, path, validator=stream.reader.validator,
                                 cpus_line=int(stream.reader.st[ST_CPUS_LINE]), refill=refill,
-                                nodes=int(stream.reader.st[ST_NODES]), policy=policy)
+                                nodes=int(stream.reader.st[ST_NODES]), policy=policy,
+                                obj_stock=obj_stock)
             engine.replay(ops, dense)
     assert engine is not None
     return (engine.result(), engine.events()) if events else engine.result()

@@ -17,6 +17,8 @@
 #include "pcstock_v4.c"
 #include "objstock.c"
 #include "charge.c"
+#include "objstock_v5.c"
+#include "objstock_caches.c"
 #include "loop.c"
 #include "scan.c"
 #include "validate.c"

@@ -35,11 +35,12 @@ typedef struct {
 	int64_t *ob;
 	int64_t *oc;
 	int64_t *rn;
+	int64_t *vs;
 	/*
 	 * int32_t, not int64_t: a store through an int64_t pointer cannot alias them, so the
 	 * compiler keeps them in registers (memcglab/engine/native/__init__.py checks sizes).
 	 */
-	int32_t nmc, nsl, npcpu, npcs, nev, nob, noc, nrn;
+	int32_t nmc, nsl, npcpu, npcs, nev, nob, noc, nrn, nvs;
 } state;
 
 /*
@@ -57,6 +58,7 @@ typedef struct {
 #define OB(r, i)	(S->ob[(int64_t)(r) * S->nob + (i)])
 #define OC(r, o)	(S->oc[(int64_t)(r) * S->noc + (o)])
 #define RN(r, i)	(S->rn[(int64_t)(r) * S->nrn + (i)])
+#define VS(m, col)	(S->vs[(int64_t)(m) * S->nvs + (col)])
 
 /* Python's // and % on int64 (floor, the sign of the divisor); b is never 0 here. */
 static inline int64_t floor_div(int64_t a, int64_t b)

@@ -74,7 +74,8 @@ int conservation(const state *S)
 	for (int64_t c = 0; c < n; c++)
 		MC(F_ACC, c) = MC(F_HELD, c);
 	if (G(G_OBJUSED)) {
-		if (!obj_conservation(S, n * nodes))
+		if (G(G_OBJERA) == OE_MEMCG_CACHES ? !caches_conservation(S, n * nodes)
+		    : !obj_conservation(S, n * nodes))
 			return 0;
 		for (int64_t c = 0; c < n; c++)
 			MC(F_ACC, c) += MC(F_OBJPAGES, c);
@@ -148,10 +149,15 @@ static void _run_push(const state *S, int64_t m, int64_t o, int64_t nbytes)
 	MC(F_RTAIL, m) = r;
 }
 
-/* obj_charge / obj_uncharge (docs/trace-extensions.md): the faithful Replayer._obj. */
+/*
+ * obj_charge / obj_uncharge (docs/trace-extensions.md): the faithful Replayer._obj. The
+ * older eras of an obj_stock option charge and uncharge through their own
+ * obj_cgroup_charge() and obj_cgroup_uncharge() (objstock_v5.c, objstock_caches.c).
+ */
 static void _obj_op(const state *S, int64_t o, int64_t m, int64_t nbytes, int64_t c,
 		    int nested, int irq)
 {
+	int64_t era = G(G_OBJERA);
 	int64_t left;
 
 	G(G_OBJUSED) = 1;
@@ -160,7 +166,16 @@ static void _obj_op(const state *S, int64_t o, int64_t m, int64_t nbytes, int64_
 
 		count(S, E_OBJ_CHARGES, c, m, 1);
 		objcg = objcg_of(S, m, c);
-		if (!obj_charge(S, objcg, nbytes, c, nested)) {
+		if (era >= OE_MEMCG_CACHES) {
+			int ok = era == OE_MEMCG_CACHES
+				 ? caches_obj_cgroup_charge(S, objcg, nbytes, c, nested, irq)
+				 : v5_obj_cgroup_charge(S, objcg, nbytes, c, nested, irq);
+
+			if (!ok) {
+				G(G_OFAIL) += 1;
+				return;
+			}
+		} else if (!obj_charge(S, objcg, nbytes, c, nested)) {
 			/* __obj_cgroup_charge(): obj_cgroup_charge_pages() through try_charge_memcg() */
 			if (!try_charge_memcg(S, m, obj_charge_miss_pages(nbytes), c, nested, irq)) {
 				G(G_OFAIL) += 1;
@@ -189,7 +204,12 @@ static void _obj_op(const state *S, int64_t o, int64_t m, int64_t nbytes, int64_
 		left -= take;
 		OC(OC_LIVE, objcg) -= take;
 		count(S, E_OBJ_UNCHARGES, c, m, 1);
-		obj_uncharge(S, objcg, take, c, nested);
+		if (era == OE_MEMCG_CACHES)
+			caches_obj_cgroup_uncharge(S, objcg, take, c, nested);
+		else if (era >= OE_V59)
+			v5_obj_cgroup_uncharge(S, objcg, take, c, nested, irq);
+		else
+			obj_uncharge(S, objcg, take, c, nested);
 	}
 	G(G_OSHORT) += left;
 }
@@ -289,6 +309,8 @@ int64_t run_ops(const state *S, const unsigned char *ops, int64_t stride, const 
 				int64_t here = (c != 0 || G(G_NCPUS) == 1) ? 0 : 1;
 
 				obj_drain_cpu(S, c, here, nested);
+			} else if (G(G_OBJERA) >= OE_MEMCG_CACHES) {
+				v5_drain_dead_cpu(S, c);	/* these trees drain no obj stock here */
 			} else {
 				obj_drain_cpu(S, c, c, nested);
 			}

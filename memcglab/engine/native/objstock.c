@@ -20,8 +20,42 @@
  *
  * A nested operation fails the trylock of the eras that have one (a consume miss, the
  * contended refill); the blocking locks of v6.15 and April 2025 never fail.
+ *
+ * An obj_stock option (memcglab.models.OBJ_STOCK_ERAS) runs an era beside another model
+ * than its own: where whole pages go is the model's (machine_refill_stock(),
+ * machine_memcg_uncharge()), as the faithful ports call the machine's. The older eras it
+ * selects (G(G_OBJERA) from OE_MEMCG_CACHES on) are objstock_v5.c and objstock_caches.c.
  * PAGE_SHIFT, PAGE_SIZE and U16_MAX are the faithful port's (memcglab_consts.h).
  */
+
+/*
+ * The model's refill_stock() (the faithful machine.refill_stock): where
+ * obj_cgroup_uncharge_pages() sends whole pages. pcstock's is RFC 5/8's stock-aware
+ * page_counter_uncharge(), pcstock-v4's v4 4/5's plain memcg_uncharge().
+ */
+static void machine_refill_stock(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
+				 int nested)
+{
+	if (G(G_MODEL) == M_PCSTOCK)
+		pc_uncharge(S, m, nr_pages, cpu, nested);
+	else if (G(G_MODEL) == M_PCSTOCK_V4)
+		uncharge_walk(S, m, nr_pages, cpu);
+	else
+		refill_stock(S, m, nr_pages, cpu, nested);
+}
+
+/*
+ * The model's memcg_uncharge() (machine.memcg_uncharge): a direct page_counter_uncharge(),
+ * stock-aware in pcstock (RFC 3/8).
+ */
+static void machine_memcg_uncharge(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
+				   int nested)
+{
+	if (G(G_MODEL) == M_PCSTOCK)
+		pc_uncharge(S, m, nr_pages, cpu, nested);
+	else
+		uncharge_walk(S, m, nr_pages, cpu);
+}
 
 /* The dense objcg of dense memcg m on cpu's node (current_obj_cgroup). */
 HOT int64_t objcg_of(const state *S, int64_t m, int64_t cpu)
@@ -54,12 +88,10 @@ static void _uncharge_pages(const state *S, int64_t o, int64_t nr_pages, int64_t
 		return;
 	MC(F_OBJPAGES, m) -= nr_pages;
 	era = G(G_OBJERA);
-	if (era == OE_MULTI_V4)
-		uncharge_walk(S, m, nr_pages, cpu);	/* v4 4/5: memcg_uncharge() */
-	else if (era == OE_E41)
-		pc_uncharge(S, m, nr_pages, cpu, nested);	/* RFC 5/8: memcg_uncharge() */
+	if (era == OE_MULTI_V4 || era == OE_E41)
+		machine_memcg_uncharge(S, m, nr_pages, cpu, nested);	/* v4 4/5, RFC 5/8 */
 	else
-		refill_stock(S, m, nr_pages, cpu, nested);
+		machine_refill_stock(S, m, nr_pages, cpu, nested);
 }
 
 /* drain_obj_stock() / drain_obj_stock_slot() of slot idx, run on cpu. */
@@ -87,10 +119,7 @@ static void _drain_slot(const state *S, int64_t idx, int64_t cpu, int nested)
 				refill_single_locked(S, m, nr_pages, cpu);	/* __refill_stock() */
 			} else if (m != 0) {	/* memcg_uncharge_kmem(): direct, unless the root */
 				MC(F_OBJPAGES, m) -= nr_pages;
-				if (era == OE_E41)
-					pc_uncharge(S, m, nr_pages, cpu, nested);
-				else
-					uncharge_walk(S, m, nr_pages, cpu);
+				machine_memcg_uncharge(S, m, nr_pages, cpu, nested);
 			}
 		}
 		OC(OC_NRCH, o) += nb & (PAGE_SIZE - 1);	/* atomic_add() of the leftover */
@@ -122,12 +151,20 @@ static int obj_flush_required(const state *S, int64_t cpu, int64_t root)
 	return 0;
 }
 
+/* The older eras' part of drain_all_stock() for cpu (objstock_v5.c). */
+static void v5_drain_cpu_if_needed(const state *S, int64_t cpu, int64_t root, int nested);
+
 /*
  * drain_all_stock()'s obj part for cpu (v6.16 on): drain_local_obj_stock() if needed,
- * run on cpu (its flag is always clear: drains are synchronous).
+ * run on cpu (its flag is always clear: drains are synchronous). The older eras of an
+ * obj_stock option (memcg-caches, v5.9 to v5.14) have their own.
  */
 static void obj_drain_all_cpu(const state *S, int64_t cpu, int64_t root, int nested)
 {
+	if (G(G_OBJERA) >= OE_MEMCG_CACHES) {
+		v5_drain_cpu_if_needed(S, cpu, root, nested);
+		return;
+	}
 	if (obj_flush_required(S, cpu, root))
 		obj_drain_cpu(S, cpu, cpu, nested);
 }
