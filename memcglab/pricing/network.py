@@ -19,7 +19,8 @@ parameter points (and, for the studies, of instance counts), and returns the
 throughput and each station's residence per operation, which is what a ``perf``
 profile attributes to the function spinning on the line. ``memcglab predict``
 (:mod:`memcglab.scenario.model`) and the studies build it through
-:func:`memcglab.pricing.chargepath.price_flows`.
+:func:`memcglab.pricing.chargepath.price_flows`; study 4 (one line, no charge path)
+builds its own stations for it.
 
 Product form treats each line's hold time as exponential; a transfer's hold time is
 nearly constant, and an M/D/1 queue waits half as long as an M/M/1 one, so near a

@@ -27,13 +27,16 @@ since the CPU's previous access, giving ``w + r w (N - 1) / (w (N - 1) + r + w)`
 
 **Price.** Each CPU runs one stressor instance: a closed loop of its own work per
 swap-fail event and the shared line's transfers, one FCFS station that every CPU queues
-for (:func:`memcglab.queueing.mva_at`, exact MVA at ``N`` CPUs). Per own event and era
-``e``, with ``T`` transfers, ``X`` extra sharers the transfers contend with and ``M`` read
-misses of ``vmstats_percpu``, the line is held for
+for, in the pricing core's network (:func:`memcglab.pricing.closed_network`, exact MVA at
+``N`` CPUs; the own work and the lock stretch below are its CPU delay). Per own event and
+era ``e``, with ``T`` transfers, ``X`` extra sharers the transfers contend with and ``M``
+read misses of ``vmstats_percpu``, the line is held for
 
-``line_e = (c2c * T + per_sharer * X) / hz`` seconds
+``line_e = (hold_cycles * T + per_sharer * X) / hz`` seconds
 
-``c2c`` is the transfer cost (``c2c_transfer``), ``per_sharer`` the extra cycles of an
+``hold_cycles`` is the line's hold time per transfer, the core's name for it: like the
+other studies (:func:`memcglab.pricing.core_inputs`), this one takes the machine
+profile's drawn ``c2c_transfer`` as it. ``per_sharer`` is the extra cycles of an
 atomic on a line each further sharer adds (``contended_rmw_per_sharer``; the event
 counters are ``atomic_long_inc``). ``X`` is a modelling alternative
 (``sharer_growth``): ``"writes"`` counts the copies each write invalidates beyond the
@@ -42,8 +45,8 @@ one a plain transfer takes (``I - Wt``, invalidations less write transfers);
 write (``M * (M / W - 1)``, ``W`` the writes to the shared line): as if each write's
 readers arrived together and queued at the line's home. A miss inside the lruvec
 ``lru_lock`` delays the CPUs queued on that lock: ``stretch_e = waiters * lock_fraction
-* c2c * M / hz`` seconds of CPU delay per event (``lock_fraction`` the share of the loads
-made with the lock held, :func:`memcglab.workloads.mremap_stats.lock_fraction`).
+* hold_cycles * M / hz`` seconds of CPU delay per event (``lock_fraction`` the share of
+the loads made with the lock held, :func:`memcglab.workloads.mremap_stats.lock_fraction`).
 
 The CPU's own work per event is set so that the parent layout's network runs at the
 published event rate (``swap_fail_rate``, all CPUs together); a layout's loss against the
@@ -68,7 +71,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from memcglab.queueing import mva_at
+from memcglab.pricing import closed_network
 from memcglab.uncertainty import SEED, Alternative, Draws, Prior, Space
 from memcglab.workloads.mremap_stats import READ_RANGE, ReadRange, lock_fraction
 
@@ -181,15 +184,16 @@ def _hold(counts: CountTable, era: str, d: Draws) -> tuple[np.ndarray, np.ndarra
     stretch's CPU delay per event (module doc)."""
     s, r = _seed_index(counts, d), d["reads_per_event"]
     t, wt, inv, miss, writes = (counts.at(era, c, r, s) for c in COUNT_COLUMNS)
-    c2c, hz = d["c2c_transfer"], d["cpu_ghz"] * 1e9
+    # the draws keep the profile prior's name; the price reads the core's
+    hold_cycles, hz = d["c2c_transfer"], d["cpu_ghz"] * 1e9
     extra = np.maximum(inv - wt, 0.0)
     if "sharer_growth" in d:
         together = miss / np.maximum(writes, 1e-12)  # readers missing per write
         reads = np.asarray(d.index["sharer_growth"]) == SHARER_GROWTH.options.index(
             "writes and reads")
         extra = extra + np.where(reads, miss * np.maximum(together - 1.0, 0.0), 0.0)
-    line = (c2c * t + d["contended_rmw_per_sharer"] * extra) / hz
-    stretch = d["lock_waiters"] * d["lock_fraction"] * c2c * miss / hz
+    line = (hold_cycles * t + d["contended_rmw_per_sharer"] * extra) / hz
+    stretch = d["lock_waiters"] * d["lock_fraction"] * hold_cycles * miss / hz
     return line, stretch
 
 
@@ -200,8 +204,10 @@ def cycles_per_event(counts: CountTable, era: str, d: Draws) -> np.ndarray:
     return (line + stretch) * d["cpu_ghz"] * 1e9
 
 
-def _throughput(line: np.ndarray, think: np.ndarray, cpus: int) -> np.ndarray:
-    return mva_at(line[:, None], think, np.full(line.size, cpus)).throughput
+def _throughput(line: np.ndarray, cpu: np.ndarray, cpus: int) -> np.ndarray:
+    """Events per second of all ``cpus`` CPUs: ``cpu`` seconds of delay per event on
+    each, ``line`` seconds at the shared line."""
+    return closed_network(cpus, cpu, 0.0, line[:, None], ("vmstats/events line",)).ops_per_s
 
 
 def _own_work(counts: CountTable, d: Draws, cpus: int) -> np.ndarray:

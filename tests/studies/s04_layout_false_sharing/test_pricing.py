@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from memcglab.layout.catalogue import struct_layout
 from memcglab.layout.layout import CACHELINE
 from memcglab.layout.scenario import run_stream
+from memcglab.pricing import closed_network
+from memcglab.queueing import mva_at
 from memcglab.studies.s04_layout_false_sharing.pricing import (
     COUNT_COLUMNS,
     PRICE_INPUTS,
@@ -147,6 +149,24 @@ def test_a_line_near_saturation_queues_and_caps_the_rate():
     demand = 80 * 150 / 2.7e9
     assert (1 - loss / 100) * rate <= 1 / demand * (1 + 1e-9)
     assert loss_pct(t, "blamed", light, 176)[0] < loss
+
+
+def test_the_price_is_the_cores_network_with_the_own_work_as_its_cpu_delay():
+    """The core's network of one line with the own work as its CPU delay is the solver's
+    one-queue network with that work as think time, to the bit (issue 22: the study no
+    longer runs a network of its own)."""
+    line, cpu = np.array([1e-7, 5e-7, 2e-6]), np.array([2e-6, 1e-6, 1e-6])
+    got = closed_network(176, cpu, 0.0, line[:, None], ("line",)).ops_per_s
+    assert got.tolist() == mva_at(line[:, None], cpu, np.full(3, 176)).throughput.tolist()
+    t, d = _table(80.0), _point(150.0)
+    line_p, line_e = (cycles_per_event(t, e, d) / 2.7e9 for e in ("parent", "blamed"))
+    period = 176 / (20e6 / 60)
+    z = np.maximum(period - line_p, 1e-12)
+    for _ in range(6):
+        z = np.maximum(z + period - 176 / mva_at(line_p[:, None], z, [176]).throughput, 1e-12)
+    x = [mva_at(ln[:, None], z, [176]).throughput for ln in (line_p, line_e)]
+    assert loss_pct(t, "blamed", d, 176).tolist() == pytest.approx(
+        (100.0 * (1.0 - x[1] / x[0])).tolist(), rel=1e-12)
 
 
 def test_identical_eras_are_recognised():
