@@ -22,8 +22,9 @@ gives the id in the mail's ``index`` line):
   (same index line), so v1 and v2 are one layout. This layout is v5.12 to v6.0.
 * ``aligned``: Eric Dumazet's test patch in the "[net] 4890b686f4" thread (27 Jun
   2022, CANn89iLSWm-c4XE79rUsxzOp3VwXVDhOEPTQnWgeQ48UwM=u7Q@mail.gmail.com): on
-  the v5.12 blob, ``usage`` and ``min`` each ``____cacheline_aligned_in_smp``
-  (blob e267be4ba849). The whole struct is then 64-byte aligned, as the contract
+  the v5.12 blob, ``usage`` and ``min`` each ``____cacheline_aligned_in_smp`` (the
+  diff's index line names blob e267be4ba849; the mailer re-flowed its whitespace, so
+  that id could not be checked). The whole struct is then 64-byte aligned, as the contract
   says, but ``usage`` also gets a line of its own and the limits start the next
   one: it is not "the era's order, aligned" with the limits beside ``usage``.
   The kernel's text wins; ``memcglab layout page_counter --era aligned`` shows it.
@@ -109,8 +110,8 @@ struct page_counter {
 """
 
 PC_ALIGNED = r"""
-/* include/linux/page_counter.h, blob e267be4ba849: Eric Dumazet's test patch on the
- * v5.12 blob (27 Jun 2022, CANn89iLSWm-c4XE79rUsxzOp3VwXVDhOEPTQnWgeQ48UwM=u7Q) */
+/* include/linux/page_counter.h: Eric Dumazet's test patch on the v5.12 blob 679591301994
+ * (27 Jun 2022, CANn89iLSWm-c4XE79rUsxzOp3VwXVDhOEPTQnWgeQ48UwM=u7Q@mail.gmail.com) */
 struct page_counter {
     atomic_long_t usage ____cacheline_aligned_in_smp;
 
@@ -189,6 +190,7 @@ PAGE_COUNTER_RELAYOUTS: dict[str, EraText] = {
                      f"(blob 679591301994): {_FENG}", "parent moved to the end"),
     "v6.1": EraText(PC_V6_1, "torvalds/linux include/linux/page_counter.h blob 78a1c934e416: "
                     f"{_SHAKEEL}", "usage alone; padded groups; struct aligned"),
-    "aligned": EraText(PC_ALIGNED, "blob e267be4ba849 (v5.12 blob + patch): " + _ERIC,
+    "aligned": EraText(PC_ALIGNED, "torvalds/linux include/linux/page_counter.h 0d3001e2690a "
+                       "(blob 679591301994) with " + _ERIC,
                        "v5.12 order, usage and min each cacheline aligned"),
 }
