@@ -13,8 +13,7 @@ Lines are numbered from the one holding the struct's first byte. ``placement`` i
 where the struct starts: a byte offset or an address (only its phase in a 64-byte line
 matters). The aligned layouts start on a line boundary wherever they are embedded;
 v5.11 and v5.12 are 8-byte aligned, so inside struct mem_cgroup their lines depend on
-what precedes ``memory`` (``css`` and ``id`` in those kernels), which the caller must
-supply.
+what precedes ``memory`` (``css`` and what follows it), which the caller must supply.
 
 >>> for ln in page_counter_lines("v5.12"):
 ...     print(ln.line, ln.usage, " ".join(ln.fields))

@@ -16,8 +16,8 @@ kernels (the kernel notes' PC-old, torvalds/linux 063565aca373, and Shakeel Butt
   ``min_usage``, ``low`` and ``low_usage``; when protection is set it exchanges
   ``min_usage``/``low_usage`` and adds the change to the *parent's*
   ``children_min_usage``/``children_low_usage``;
-* try_charge_memcg's high check (mm/memcontrol.c) reads ``usage`` and ``high`` of
-  every ancestor after the charge: the "false sharing between memory.usage and
+* the memcg charge path's high check (mm/memcontrol.c) reads ``usage`` and ``high``
+  of every ancestor after the charge: the "false sharing between memory.usage and
   memory.high on the charge path" of Shakeel Butt's changelog.
 """
 
@@ -152,8 +152,8 @@ def test_only_smp_changes_these_layouts():
 
 
 def test_placement_shifts_the_unaligned_layouts_only():
-    # 16 bytes into a line (say, memory after 208 bytes of css and id in mem_cgroup):
-    # usage's line holds page_counter bytes 0..47. v5.11: usage..parent (40..47); emin at
+    # 16 bytes into a line (as an embedded, unaligned counter may sit): usage's line
+    # holds page_counter bytes 0..47. v5.11: usage..parent (40..47); emin at
     # 48 starts line 1. v5.12: usage..emin (40..47); parent (104) stays off it.
     assert lines("v5.11", 16)[0] == ("usage", "min", "low", "high", "max", "parent")
     assert lines("v5.12", 16)[0] == ("usage", "min", "low", "high", "max", "emin")
