@@ -121,7 +121,7 @@ def random_slab_trace(seed: int, n_ops: int | None = None, nested: bool = True,
         elif kind == "drain_all":
             rows.append((OP_DRAIN_ALL, False, cpu, 0 if rng.random() < 0.3 else m, -1, 0,
                          False))
-        elif kind == "offline":
+        elif kind == "offline" and pool:  # a new memcg takes the offlined one's place
             leaves = [x for x in members if not any(p == x and online[c]
                                                     for c, p in parent.items())]
             x = int(rng.choice(leaves))
