@@ -181,7 +181,9 @@ for _era in (
                 "(Waiman Long) to v6.14", "as v5.14-refill, separate task and irq stocks; "
                 + _V5, _obj(ObjStockV5, V5_14)),
 ):
-    registry.register_obj_era(ObjEraEntry(**{**_era.__dict__, "builtin": True}))
+    # every built-in era has its compiled twin under its own name (engine/native)
+    registry.register_obj_era(ObjEraEntry(**{**_era.__dict__, "builtin": True,
+                                             "compiled": _era.name}))
 
 
 def obj_stock_era(name: str) -> ObjEraEntry:

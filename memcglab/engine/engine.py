@@ -133,9 +133,7 @@ def obj_era_code(model: str, obj_stock: str | None) -> int | None:
     if registry.model(model).obj_stock_era == obj_stock:
         return None  # the model's own era: the default replay, named
     entry = registry.obj_era(obj_stock)
-    # A built-in era is compiled under its own name; another names its compiled twin.
-    compiled = entry.compiled if entry.compiled is not None else \
-        entry.name if entry.builtin else None
+    compiled = entry.compiled  # the registry names the era's compiled twin, or None
     if compiled not in OBJ_ERA_CODES:
         raise ValueError(f"obj_stock={obj_stock!r} has no compiled implementation; the "
                          f"compiled engine runs: {', '.join(OBJ_ERA_NAMES)}; use the "
