@@ -125,8 +125,10 @@ def price_flows(load: FlowLoad, point: Mapping[str, ArrayLike]) -> NetworkResult
     private = load.private[None, :] * private_cycles / hz
     # (B, P, L): one share for every line, or the load's per flow count and line
     x = v["cross_socket_fraction"][..., None] if load.cross is None else load.cross[None]
-    hold = ((1.0 - x) * h[..., None] + x * hc[..., None]) / hz[..., None]
-    lines = load.shared[None, :, :] * hold
+    hold_cycles = (1.0 - x) * h[..., None] + x * hc[..., None]
+    # cycles per unit first, then seconds, as for the CPU and the private lines: the
+    # order predict's pinned calibration was fitted in, so its numbers are bit-identical
+    lines = load.shared[None, :, :] * hold_cycles / hz[..., None]
     return closed_network(flows, cpu, private, lines, load.shared_names)
 
 
