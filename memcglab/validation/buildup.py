@@ -102,7 +102,12 @@ def buildup_table(raw: pd.DataFrame) -> pd.DataFrame:
             if r.kept:
                 current = r
         rows.append(row)
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    return _counts(pd.DataFrame(rows, columns=list(COLUMNS)))
+
+
+def _counts(table: pd.DataFrame) -> pd.DataFrame:
+    """Parameter counts as whole numbers, missing where a row adds no term."""
+    return table.astype({"fitted parameters added": "Int64"})
 
 
 def _free_weights(weights: pd.DataFrame) -> int:
@@ -147,7 +152,7 @@ def follow_ups(table: pd.DataFrame, history: str | Path | None = None) -> pd.Dat
                      "fitted parameters added": _free_weights(weights),
                      "decision": ("kept" if stacked["interval_score"] < chosen_score
                                   else "rejected")})
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    return _counts(pd.DataFrame(rows, columns=list(COLUMNS)))
 
 
 def _fmt(terms: list[str]) -> str:

@@ -115,7 +115,7 @@ def profile_figure(comparison: pd.DataFrame):
     import seaborn as sns
 
     shown = comparison[~comparison["printed_zero"]].copy()
-    fig, ax = plt.subplots(figsize=(7.5, 6))
+    fig, ax = plt.subplots(figsize=(9.5, 6))
     if shown.empty:
         ax.text(0.5, 0.5, "no printed share above 0", ha="center", transform=ax.transAxes)
     else:
@@ -133,7 +133,7 @@ def profile_figure(comparison: pd.DataFrame):
             ax.plot(x, x * f, color="grey", lw=1, ls=":", label=label, gid="factor")
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("printed perf share (% of cycles)")

@@ -22,7 +22,7 @@ from memcglab.scenario.predict import scenario_draws
 from memcglab.validation.baselines import BASELINES
 from memcglab.validation.proper import MEASURED, base_measured
 
-__all__ = ["conditioning_frame", "conditioning_text", "skill_goals", "skill_text"]
+__all__ = ["LAW_MARGIN", "conditioning_frame", "conditioning_text", "skill_goals", "skill_text"]
 
 #: the goal's margin over the bottleneck law: at least 25% lower
 LAW_MARGIN = 0.25
