@@ -16,7 +16,9 @@ OPENINGS = {
     "04_layout_false_sharing": ("# Study 4", "**Questions.**", ()),
     "05_history": ("# Study 5", "**Question 1.**", ()),
     "06_page_counter_stock_v4": ("# 6. ", "**Question.**", ()),
-    "07_validation": ("# 7. ", "**Question.**", ("points: int = 512", "seed: int = 0")),
+    "07_validation": ("# 7. ", "**Question.**", ("points: int = 512", "seed: int = 0",
+                                                 "live_ablation: bool = False",
+                                                 'ablation_dir: str = ""')),
 }
 
 
