@@ -118,3 +118,26 @@ def test_the_committed_follow_ups():
     assert f["interval score with"].tolist() == [0.94, 1.534]
     assert f["interval score without"].tolist() == [0.888, 0.94]
     assert f["decision"].tolist() == ["dropped", "rejected"]
+
+
+def test_a_live_selection_reads_like_the_committed_table(monkeypatch):
+    """notebook 07's live_ablation=True path: select's own table, scores made up here
+    (each variant's score falls with every term but the last, the error models' log
+    score rises along ERROR_MODELS)."""
+    from memcglab.scenario.terms import ERROR_MODELS, ORDER
+    from memcglab.validation import ablation
+
+    def fake(terms, points, seed, progress=None):
+        on = sum(getattr(terms, t) for t in ORDER)
+        score = 2.0 - 0.1 * on + (0.5 if terms.perf_shares else 0.0)
+        return {"terms": terms.key(), "interval_score": score, "crps": 0.1,
+                "log_score": ERROR_MODELS.index(terms.error), "parameters": 8 + on}
+
+    monkeypatch.setattr(ablation, "score_variant", fake)
+    raw, chosen = ablation.select(8, 0)
+    t = buildup.buildup_table(raw)
+    assert t["decision"].tolist() == ["", "", "", "chosen (highest log score)", "start",
+                                      "in M0 as registered (reported, not a step)",
+                                      "kept", "kept", "kept", "kept", "kept", "rejected"]
+    assert t["fitted parameters added"].iloc[6:].tolist() == [1] * 6
+    assert not chosen.perf_shares and chosen.alternatives
