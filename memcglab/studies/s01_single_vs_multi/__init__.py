@@ -18,6 +18,9 @@ modules by their earlier flat paths, ``memcglab.studies.netperf_*``).
   addendum (``study01_addendum_2026-12-01_calibrated.md``): "with" from ``memcglab predict``
   calibrated on the development set without the "with" column
   (:mod:`memcglab.validation.study01`), written, then scored;
+* :mod:`~memcglab.studies.s01_single_vs_multi.third`: the third prediction
+  (``study01_addendum_2026-12-03_chosen_model.md``): the chosen model with and without the
+  base run given, scored by the proper rule beside the fair baselines;
 * :mod:`~memcglab.studies.s01_single_vs_multi.views`: the figures and the conclusion;
 * :mod:`~memcglab.studies.s01_single_vs_multi.study`: the parameters
   (:class:`NetperfParams`) and the steps the notebook runs, with the claim and count rows.
@@ -31,9 +34,10 @@ from memcglab.studies.s01_single_vs_multi import (
     pricing,
     score,
     study,
+    third,
     views,
 )
 from memcglab.studies.s01_single_vs_multi.study import NetperfParams, run
 
 __all__ = ["NetperfParams", "calibrated", "claims", "counts", "prereg", "pricing", "run", "score",
-           "study", "views"]
+           "study", "third", "views"]
