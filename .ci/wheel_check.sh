@@ -94,7 +94,7 @@ took
 step "memcglab validate --quick --out"
 python -c 'import importlib.util as u; print("tabulate importable:", u.find_spec("tabulate") is not None)'
 memcglab validate --quick --out "$work/validate" > "$work/validate.md"
-for f in scoreboard.parquet summary.csv profiles.parquet; do
+for f in scoreboard.parquet summary.csv profiles.parquet buildup.csv; do
     test -s "$work/validate/$f" || { echo "validate wrote no $f" >&2; exit 1; }
 done
 ls "$work"/validate/calibration-without-*.json >/dev/null

@@ -183,20 +183,26 @@ def test_validate_quick_writes_its_tables_without_tabulate(empty, without_tabula
     assert len(board) >= 10 and len(sources) >= 4
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["scoreboard.parquet", "summary.csv", "profiles.parquet", "proper_scores.parquet",
-         "proper_summary.csv", "run.json",
+         "proper_summary.csv", "run.json", "buildup.csv",
          *(f"calibration-without-{s}.json" for s in sources)])
     proper = pd.read_csv(out / "proper_summary.csv")
     # memcglab, memcglab with the base run given, and the three fair baselines
     assert len(proper) == 5 and proper.notna().all().all()
     summary = pd.read_csv(out / "summary.csv", index_col="method")
     assert "memcglab" in summary.index and "coverage" in summary.columns
-    assert len(pd.read_parquet(out / "profiles.parquet")) > 0
+    profiles = pd.read_parquet(out / "profiles.parquet")
+    assert len(profiles) > 0 and {"ratio", "within", "printed_zero"} <= set(profiles.columns)
+    # the build-up, read from the committed runs, beside this run's scores
+    buildup = pd.read_csv(out / "buildup.csv")
+    assert {"kept", "rejected", "dropped"} <= set(buildup["decision"].dropna())
     assert json.loads((out / f"calibration-without-{sources[0]}.json").read_text())["kind"] \
         == "memcglab calibration"
     text = done.stdout
     assert text.startswith("# Leave-one-source-out scoreboard\n")
     head = text.split("## Summary\n\n", 1)[1].splitlines()[0]
     assert head == "| method | " + " | ".join(summary.columns) + " |"
+    assert "\n## The model built up (the committed runs" in text
+    assert "printed memcg rows" in text  # the profile goal, counted
 
 
 def test_no_shipped_code_or_notebook_needs_tabulate():

@@ -4,8 +4,13 @@ Prints, per development case, the measured change (± its noise) beside the pred
 median [90%], whether the band holds the measurement widened by its noise, whether the
 sign is right, the three baselines and, where the source prints a perf profile, measured
 against predicted shares; then the summary per method (``data/validation/rules.md``).
+Then the profile comparison against issue 22's factor-of-2 goal
+(:mod:`memcglab.validation.profiles`) and the model's build-up, the committed ablation and
+the registered tests after it (:mod:`memcglab.validation.buildup`; the build-up takes
+hours, so it is read, not run: ``python -m memcglab.validation.ablation`` runs it).
 ``--out DIR`` writes ``scoreboard.parquet`` (one row per case), ``summary.csv``,
-``profiles.parquet`` and each fold's calibration, each file atomically.
+``profiles.parquet`` (with the comparison's columns), ``buildup.csv``, the proper-rule
+tables and each fold's calibration, each file atomically.
 ``--calibrate FILE`` instead fits one calibration on every case and writes it to FILE
 (how ``data/calibration/default.json`` is made).
 """
@@ -18,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import pandas as pd
 
 from memcglab.scenario.predict import DEFAULT_POINTS, MAX_POINTS
 
@@ -120,13 +127,26 @@ def run(args: argparse.Namespace) -> int:
     from memcglab.validation.proper import proper_run, proper_text, write_tables
 
     proper, proper_table = proper_run(frame, folds, points, args.seed)
+    from memcglab.validation.buildup import (
+        ABLATION_RUN,
+        buildup_table,
+        follow_ups,
+        load_ablation,
+    )
+    from memcglab.validation.profiles import profile_comparison, profile_text
+
+    comparison = profile_comparison(profiles) if len(profiles) else profiles
+    # the build-up is hours of fits: the committed run is shown, not run again
+    table_up = buildup_table(load_ablation())
+    buildup = pd.concat([table_up, follow_ups(table_up)], ignore_index=True)
     # the files first: a failure while printing (a closed pipe) must not lose the run
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         board = frame.drop(columns=["_profile"])
         _atomic(out / "scoreboard.parquet", lambda p: board.to_parquet(p, index=False))
         _atomic(out / "summary.csv", lambda p: table.to_csv(p))
-        _atomic(out / "profiles.parquet", lambda p: profiles.to_parquet(p, index=False))
+        _atomic(out / "profiles.parquet", lambda p: comparison.to_parquet(p, index=False))
+        _atomic(out / "buildup.csv", lambda p: buildup.to_csv(p, index=False))
         write_tables(out, proper, proper_table, _atomic, points, args.seed)
         from memcglab.calibration.files import dump_calibration
 
@@ -142,6 +162,9 @@ def run(args: argparse.Namespace) -> int:
     if len(profiles):
         print("\n## Profiles: measured vs predicted share of cycles (%)\n")
         print(profiles.round(2).to_string(index=False))
+        print("\n" + profile_text(comparison))
+    print(f"\n## The model built up (the committed runs, {ABLATION_RUN} and after)\n")
+    print(markdown_table(buildup.set_index("step").round(3)))
     if out is not None:
         print(f"\nwritten to {out}", file=sys.stderr)
     return 0
