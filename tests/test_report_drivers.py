@@ -120,11 +120,7 @@ def test_study6_driver_columns_survive_the_parquet(v4, tmp_path):
 
 #: priced rows known to lack a driver, each with why; a new row without one fails, and a
 #: gap closed must leave this list
-KNOWN_GAPS = {
-    # study 1's accounting share is priced over its fitted model's sample without Sobol
-    # indices (memcglab.studies.s01_single_vs_multi.claims.accounting_share: driver=None)
-    "study 01, 'almost all of net_rx_action's time is memcg accounting': no driver",
-}
+KNOWN_GAPS: set[str] = set()
 
 
 def test_every_priced_row_of_the_quick_reproduction_has_a_driver(quick_reproduce):

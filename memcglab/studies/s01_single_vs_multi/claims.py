@@ -26,6 +26,7 @@ from memcglab.studies.s01_single_vs_multi.score import (
     gain_measurement,
     memcg_share,
 )
+from memcglab.uncertainty import summarise
 
 __all__ = ["ALMOST_ALL_PCT", "accounting_share", "claims"]
 
@@ -38,8 +39,9 @@ def _claimed(claim_id: str) -> str:
 
 
 def accounting_share(df: pd.DataFrame, v: Study01Verdict, profile: MachineProfile) -> dict:
-    """The accounting-share claim's row (module doc), with what it would take: the work
-    outside memcg per message at which the share would reach :data:`ALMOST_ALL_PCT`."""
+    """The accounting-share claim's row (module doc), with what it would take (the work
+    outside memcg per message at which the share would reach :data:`ALMOST_ALL_PCT`) and
+    its band's driver (the input with the largest total Sobol index of the share)."""
     pred = v.prediction
     share = memcg_share(pred)
     top = pred.model.prereg.clients[-1]
@@ -67,13 +69,20 @@ def accounting_share(df: pd.DataFrame, v: Study01Verdict, profile: MachineProfil
                                            "alternatives": option_intervals(share),
                                            "would_take": [take]}})
     q = np.quantile(share.samples, [0.05, 0.5, 0.95])
+    # the band's driver: total Sobol indices of the same share over the same space
+    model = pred.model
+    column = len(r.clients) - 1
+    drive = summarise(lambda d: model.memcg_share(d, r.without_model, column), pred.space,
+                      n=pred.n, seed=0, unit="%")
+    st = float(drive.sobol_total.get(drive.driver, np.nan))
     return claim_row(
         "almost all of net_rx_action's time is memcg accounting", name(MULTI),
         f"\"{_claimed('net_rx_action_busy')}\"",
         f"{q[1]:.0f}% [{q[0]:.0f}, {q[2]:.0f}] of a flow's time per message at {top} "
         "clients, single stock, study 1's fitted contention model", verdict,
         measurement=band.text(load_rules()), estimate=float(q[1]), low=float(q[0]),
-        high=float(q[2]), unit="%", driver=None)
+        high=float(q[2]), unit="%", driver=str(drive.driver),
+        driver_st=st if np.isfinite(st) else None)
 
 
 def claims(df: pd.DataFrame, v: Study01Verdict, profile: MachineProfile) -> list[dict]:
