@@ -106,31 +106,34 @@ _E1 = "E1: v6.15 memcg_stock_pcp (combined, one stock_lock)"
 _E3 = "E3: v6.16 obj_stock_pcp (6952350/linux-6.18.y 312d9602fe3e)"
 _MULTI = dict(build=_multi, policy="random", batch_max=MULTI_BATCH_MAX,
               batch_max_reason="uint8_t nr_pages[]; BUILD_BUG_ON(MEMCG_CHARGE_BATCH > S8_MAX)")
-_PCSTOCK = dict(stock_view="counters", per_memcg="cpus")
+_PCSTOCK = dict(stock_view="counters", per_memcg="cpus", stock_kind="page_counter")
 for _entry in (
     ModelEntry("single", "v6.15", "one cached memcg per CPU, before the multi-memcg patch",
                _single, _obj(ObjStockV615), _E1, compiled="single", nested=False,
-               events=_events("lru_writes", "obj_evictions"), obj_stock_era="v6.15"),
+               events=_events("lru_writes", "obj_evictions"), obj_stock_era="v6.15",
+               colour="#949494"),
     ModelEntry("multi", "v6.16 (6.18.y 312d9602fe3e)",
                "multi-memcg stock with fixes 1-4 and the memcg/obj split; random victim",
                obj_stock=_obj(ObjStockSingleSlot, E3), obj_era=_E3, compiled="multi",
-               events=_events("lru_writes", "obj_evictions"), obj_stock_era="v6.16", **_MULTI),
+               events=_events("lru_writes", "obj_evictions"), obj_stock_era="v6.16",
+               colour="#0173b2", **_MULTI),
     ModelEntry("multi-rr", "linux-mm 2026 (030321517fd4)",
                "the 2026 round-robin victim (uint8_t drain_idx)",
                obj_stock=_obj(ObjStockMulti),
                obj_era="E4+: linux-mm 030321517fd4, NR_OBJ_STOCK=5, drain_idx, per-node objcgs",
                compiled="multi-rr", events=_events("lru_writes"), per_memcg="nodes",
-               obj_stock_era="multi-objcg", **(_MULTI | {"policy": "rr"})),
+               obj_stock_era="multi-objcg", colour="#029e73", **(_MULTI | {"policy": "rr"})),
     ModelEntry("multi-lru",
                "v6.16 + LRU victim (Shakeel Butt's 2025 LRU variant, never merged)",
                "least-recently-used victim", obj_stock=_obj(ObjStockSingleSlot, E3),
                obj_era=_E3, compiled="multi-lru", events=_events("lru_writes", "obj_evictions"),
-               obj_stock_era="v6.16", **(_MULTI | {"policy": "lru"})),
+               obj_stock_era="v6.16", colour="#d55e00", **(_MULTI | {"policy": "lru"})),
     ModelEntry("multi-fix2", "mm-unstable 2025-04-25 (fix 2, before fix 3)",
                "the historic bug: a new slot gets 0 pages",
                obj_stock=_obj(ObjStockSingleSlot, E2),
                obj_era="E2: mm-unstable 25 Apr 2025, obj half of the multi-memcg memcg_stock_pcp",
                compiled="multi-fix2", events=_events("lru_writes", "obj_evictions"),
+               in_scenarios=False, colour="#cc78bc",
                **(_MULTI | {"build": partial(_multi, fix2=True)})),
     ModelEntry("pcstock", "RFC 2026-04-10 (Joshua Hahn, patches 1-8)",
                "per-page_counter per-CPU stock (cgroup v2)", _pcstock,
@@ -138,7 +141,7 @@ for _entry in (
                "E4-1: the RFC's base (Apr 2026), single slot, per-node objcgs",
                compiled="pcstock", events=_events("evictions", "lru_writes", "css_ref_ops",
                                                   "refill_stock", "drain_stock", "obj_evictions"),
-               **_PCSTOCK),
+               colour="#de8f05", **_PCSTOCK),
     ModelEntry("pcstock-v4", "v4 2026-06-23 (Joshua Hahn, patches 1-5, on mm-new)",
                "v4's lock-free atomic_t per-page_counter per-CPU stock (cgroup v2)",
                _pcstock_v4, _obj(ObjStockMultiV4),
@@ -146,7 +149,7 @@ for _entry in (
                compiled="pcstock-v4", stock_top=1,
                events=_events("miss_bypass", "evictions", "lru_writes", "css_ref_ops",
                               "refill_stock", "drain_stock"), obj_stock_era="pcstock-v4",
-               **_PCSTOCK),
+               colour="#ca9161", **_PCSTOCK),
 ):
     registry.register_model(ModelEntry(**{**_entry.__dict__, "builtin": True}))
 

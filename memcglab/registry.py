@@ -55,7 +55,8 @@ from memcglab.plugins import (
 )
 
 __all__ = ["ModelEntry", "PolicyEntry", "PluginError", "STOCK_VIEWS", "PLUGIN_ENV",
-           "PLUGIN_GROUP", "MODELS", "POLICIES", "MODEL_NAMES", "KERNEL_VERSIONS", "OBJ_ERAS",
+           "PLUGIN_GROUP", "STOCK_KINDS", "MODELS", "POLICIES", "MODEL_NAMES",
+           "KERNEL_VERSIONS", "OBJ_ERAS",
            "register_model", "register_policy", "unregister_model", "unregister_policy",
            "model", "policy", "compiled_models", "compiled_policies", "resolve_policy",
            "policy_model", "check_compiled", "load_plugins", "loaded_plugins",
@@ -95,6 +96,10 @@ class PolicyEntry:
         return (self.cls.__doc__ or "").strip().split("\n")[0]
 
 
+#: what a model's per-CPU stock caches (:attr:`ModelEntry.stock_kind`)
+STOCK_KINDS: tuple[str, ...] = ("memcg", "page_counter")
+
+
 @dataclass(frozen=True)
 class ModelEntry:
     """A stock model: what ``--model NAME`` runs.
@@ -115,6 +120,12 @@ class ModelEntry:
     * ``per_memcg``: what it keeps per memcg that grows with an argument (``"cpus"``,
       ``"nodes"`` or None: :func:`memcglab.trace.check_per_memcg`); ``nested``: whether
       a trace may use ``nested``; ``batch_max`` and its reason: the largest ``--batch``.
+    * ``stock_kind``: what a CPU's stock caches (:data:`STOCK_KINDS`): ``"memcg"``, a
+      per-CPU stock of memcgs' pre-charged pages (``memcg_stock_pcp``), or
+      ``"page_counter"``, a per-CPU stock in each page_counter (the page_counter-stock
+      series); pricing and the stock bound read it, never the model's name.
+    * ``in_scenarios``: whether the scenario contract offers it as a design (the historic
+      ``multi-fix2`` is replay-only); ``colour``: its colour in every study's figures.
     """
 
     name: str
@@ -136,6 +147,14 @@ class ModelEntry:
     #: the scenario contract's ``obj_stock`` name of its obj stock (:data:`OBJ_STOCK_ERAS`),
     #: or None when the scenario contract names none (``multi-fix2``, ``pcstock``)
     obj_stock_era: str | None = None
+    stock_kind: str = "memcg"
+    in_scenarios: bool = True
+    colour: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.stock_kind not in STOCK_KINDS:
+            raise ValueError(f"model {self.name!r}: stock_kind={self.stock_kind!r}; valid: "
+                             f"{', '.join(STOCK_KINDS)}")
 
     @property
     def multi(self) -> bool:

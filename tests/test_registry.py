@@ -282,3 +282,21 @@ def test_the_sweep_check_loads_the_grids_plugins_then_reads_the_registry(plugin_
     finally:
         registry.unregister_policy("fifo")
         sys.modules.pop("fifo_plugin", None)
+
+
+def test_design_facts_live_in_the_registry_entries():
+    # issue 23, item 7: pricing, the scenario contract, the stock bound and the figures
+    # read these facts from the entries, never from the model's name
+    from memcglab.pricing.profile import _stock_kind
+    from memcglab.scenario.keys import design_models
+    from memcglab.studies.common.figures import MODEL_PALETTE
+
+    kinds = {n: registry.model(n).stock_kind for n in registry.MODEL_NAMES}
+    assert {n for n, k in kinds.items() if k == "page_counter"} == {"pcstock", "pcstock-v4"}
+    assert _stock_kind("pcstock-v4") == "page_counter" and _stock_kind("none") == "memcg"
+    assert "multi-fix2" not in design_models() and not registry.model("multi-fix2").in_scenarios
+    assert set(MODEL_PALETTE) == set(registry.MODEL_NAMES)
+    assert registry.model("multi").batch_max == 127
+    with pytest.raises(ValueError, match="stock_kind='per-socket'; valid: memcg, page_counter"):
+        registry.ModelEntry("x", "v", "d", lambda *a: None, lambda *a: None, "e",
+                            stock_kind="per-socket")

@@ -54,6 +54,13 @@ def _g(per_op: Mapping[str, float], name: str) -> float:
     return float(per_op.get(name, 0.0))
 
 
+def _stock_kind(model: str) -> str:
+    """The registry's kind of ``model``'s stock (``"none"``: no stock, priced as memcg)."""
+    from memcglab import registry
+
+    return registry.model(model).stock_kind if model != "none" else "memcg"
+
+
 def _uncharge_refill_share(per_op: Mapping[str, float]) -> float:
     """The share of refill_stock calls made on uncharge paths (not under try_charge_memcg)."""
     refills = _g(per_op, "refill_stock")
@@ -90,12 +97,13 @@ def function_cycles(per_op: Mapping[str, float], cost: Mapping[str, np.ndarray],
     rs = (g("refill_stock") * (c["call"] + lookup)
           + g("evictions") * (c["random_u32"] + 2 * c["percpu_rmw"])
           + g("lru_writes") * c["percpu_rmw"] + ds)
-    if model.startswith("pcstock"):
+    per_counter = _stock_kind(model) == "page_counter"
+    if per_counter:
         rs = ds = drain_walks = np.zeros_like(pct)
     consume = (g("charges") * lookup + g("slots_scanned") * c["slot_compare"]
                + g("stock_hits") * c["percpu_rmw"]
                + (g("miss_absent") + g("miss_short")) * c["call"])
-    if model.startswith("pcstock"):
+    if per_counter:
         pct = pct + consume
         consume = np.zeros_like(pct)
     from_charges = 1.0 - _uncharge_refill_share(per_op)

@@ -28,9 +28,11 @@ __all__ = ["DESIGN_KEYS", "FAMILIES", "LAYOUTS", "MACHINE_FAMILIES", "MODEL_NAME
            "compiled_problem", "design_models",
            "WORKLOAD_TESTS", "KeySpec", "workload_keys", "MAX_INSTANCES"]
 
-#: the designs' models: the replay contract's, without the historic multi-fix2, plus none
-#: (as registered when this module was imported; :func:`design_models` is the live list)
-MODEL_NAMES: tuple[str, ...] = ("none", *(m for m in REPLAY_MODELS if m != "multi-fix2"))
+#: the designs' models: the replay contract's that the registry offers to scenarios (not
+#: the historic multi-fix2), plus none (as registered when this module was imported;
+#: :func:`design_models` is the live list)
+MODEL_NAMES: tuple[str, ...] = ("none", *(m for m in REPLAY_MODELS
+                                          if registry.model(m).in_scenarios))
 
 
 def compiled_problem(name: str) -> str | None:
@@ -58,10 +60,11 @@ def compiled_problem(name: str) -> str | None:
 
 def design_models() -> tuple[str, ...]:
     """The models a ``[base]`` or ``[new]`` table may name, now: ``none``, then every
-    registered model but the historic ``multi-fix2`` that the compiled engine counts
-    (plugins included, :func:`compiled_problem`), in registration order."""
+    registered model the registry offers to scenarios (not the historic ``multi-fix2``:
+    ``in_scenarios``) that the compiled engine counts (plugins included,
+    :func:`compiled_problem`), in registration order."""
     return ("none", *(m for m in registry.MODEL_NAMES
-                      if m != "multi-fix2" and compiled_problem(m) is None))
+                      if registry.model(m).in_scenarios and compiled_problem(m) is None))
 MACHINE_FAMILIES: tuple[str, ...] = (
     "sapphire-rapids", "emerald-rapids", "ice-lake", "cooper-lake", "cascade-lake",
     "skylake", "haswell", "zen2", "zen3", "zen4", "generic")

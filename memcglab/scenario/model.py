@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memcglab import registry
 from memcglab.cost import CostParams, default_scan_lines
 from memcglab.hardware import MachineProfile
 from memcglab.pricing.chargepath import price_flows
@@ -195,8 +196,9 @@ class ScenarioModel:
         # the line transfers are the network's stations, not the cost model's
         cost = {n: np.broadcast_to(np.asarray(v[n], dtype=float), (b,)) for n in
                 CostParams.names() if n != "c2c_transfer"}
-        scan = default_scan_lines(min(design.slots, 255)) if design.model.startswith("multi") \
-            else 1.0
+        # a multi-slot stock scans its slots (the registry's fact, not the name's)
+        multi = design.model != "none" and registry.model(design.model).multi
+        scan = default_scan_lines(min(design.slots, 255)) if multi else 1.0
         # every alternative's network has the stations of all (in one order), so a
         # station's name and place do not depend on which alternative a point took
         names = tuple(dict.fromkeys(n for c in counts for n, _, _ in self._lines(c)))

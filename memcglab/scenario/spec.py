@@ -315,16 +315,19 @@ def _design(file: object, which: str, d: dict[str, Any]) -> Design:
         raise ScenarioError(file, f"{which}.model", "missing", ", ".join(models))
     if d["model"] not in models:
         name = d["model"]
-        known = isinstance(name, str) and name in registry.MODEL_NAMES and name != "multi-fix2"
+        known = isinstance(name, str) and name in registry.MODEL_NAMES \
+            and registry.model(name).in_scenarios
         what = (f"{name!r} {compiled_problem(name)}; the scenario model counts every kernel "
                 "with the compiled engine" if known else f"{name!r} is unknown")
         raise ScenarioError(file, f"{which}.model", what, ", ".join(models))
     vals = {k: _check(file, f"{which}.{k}", s, d.get(k, s.default))
             for k, s in DESIGN_KEYS.items()}
-    if d["model"].startswith("multi") and vals["batch"] > 127:
+    limit = registry.model(d["model"]).batch_max if d["model"] != "none" else None
+    if limit is not None and vals["batch"] > limit:
+        entry = registry.model(d["model"])
         raise ScenarioError(file, f"{which}.batch", f"{vals['batch']} is too large for "
-                            f"{d['model']!r} (uint8_t nr_pages[]; BUILD_BUG_ON(MEMCG_CHARGE_"
-                            "BATCH > S8_MAX))", "1..127 for the multi* models")
+                            f"{d['model']!r} ({entry.batch_max_reason})",
+                            f"1..{limit} for {d['model']!r}")
     return Design(model=d["model"], **vals)
 
 

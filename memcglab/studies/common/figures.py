@@ -24,15 +24,16 @@ from collections.abc import Iterable, Mapping
 import matplotlib.pyplot as plt
 import seaborn as sns
 
+from memcglab import registry
 from memcglab.plots import set_theme
 
 __all__ = ["MODEL_PALETTE", "POLICY_PALETTE", "model_palette", "new_figure", "palette",
            "policy_palette"]
 
-#: one colour per stock model, the same in every study (seaborn's colour-blind palette)
-MODEL_PALETTE = {"single": "#949494", "multi": "#0173b2", "multi-rr": "#029e73",
-                 "multi-lru": "#d55e00", "multi-fix2": "#cc78bc", "pcstock": "#de8f05",
-                 "pcstock-v4": "#ca9161"}
+#: one colour per stock model, the same in every study: each registry entry's ``colour``
+#: (seaborn's colour-blind palette for the built-in models)
+MODEL_PALETTE = {n: registry.model(n).colour for n in registry.MODEL_NAMES
+                 if registry.model(n).colour is not None}
 #: one colour per victim policy: the colour of the model that runs it
 POLICY_PALETTE = {"random": MODEL_PALETTE["multi"], "rr": MODEL_PALETTE["multi-rr"],
                   "lru": MODEL_PALETTE["multi-lru"]}

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from memcglab import registry
 from memcglab.engine import replay_compiled
 from memcglab.kernel.memcontrol import MemcgEvent
 from memcglab.kernel.observer import Observer
@@ -267,8 +268,9 @@ def model_walks(trace: Trace, configs: Sequence[tuple[str, int]], batch: int = 6
 
 
 def _label(model: str, slots: int) -> str:
-    if model == "single":
-        return "single (v6.15)"
+    entry = registry.model(model)
+    if not entry.multi:  # one cached memcg per CPU: no slots to name
+        return f"{model} ({entry.kernel_version})"
     return f"{model}, {slots} slot{'s' if slots > 1 else ''}"
 
 

@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from memcglab import registry
 from memcglab.engine import Engine
 from memcglab.engine.state import (
     F_USAGE,
@@ -86,9 +87,10 @@ def bound_pages(model: str, cpus: int, cgroups: int, batch: int = 64, slots: int
     if cpus < 1 or cgroups < 1 or batch < 1 or slots < 1:
         raise ValueError(f"cpus={cpus}, cgroups={cgroups}, batch={batch}, slots={slots}: "
                          "each must be >= 1")
-    if model in ("pcstock", "pcstock-v4"):
+    entry = registry.model(model)
+    if entry.stock_kind == "page_counter":  # one stock per page_counter on every CPU
         return cpus * cgroups * batch
-    per = 1 if model == "single" else min(slots, cgroups)
+    per = min(slots, cgroups) if entry.multi else 1  # slots, or one cached memcg
     return cpus * per * batch
 
 
