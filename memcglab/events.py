@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["EVENT_NAMES", "EVENT_DOCS", "PROFILE_EVENT_NAMES", "PROFILE_EVENT_DOCS",
-           "OBJ_ERA_EVENT_DOCS", "OBJ_ERA_EVENTS",
+           "OBJ_ERA_EVENT_DOCS", "OBJ_ERA_EVENTS", "V1_EVENT_DOCS", "V1_EVENTS",
            "ALL_EVENT_NAMES", "CALL_EVENTS", "ChargeEvents"]
 
 #: name -> what one count means
@@ -127,3 +127,17 @@ OBJ_ERA_EVENT_DOCS: dict[str, str] = {
     "slab_page_uncharges": "slab pages uncharged by memcg_uncharge_slab (memcg-caches)",
 }
 OBJ_ERA_EVENTS: tuple[str, ...] = tuple(OBJ_ERA_EVENT_DOCS)
+
+#: name -> what one count means, for the walks of cgroup v1's own counters
+#: (``cgroup_version=1``; memcglab.kernel.memcontrol_v1, docs/trace-extensions.md). Like
+#: OBJ_ERA_EVENTS they are kept out of :data:`ALL_EVENT_NAMES`, so every cgroup v2 output
+#: and the compiled engine's event arrays stay as they were; both engines count totals.
+V1_EVENT_DOCS: dict[str, str] = {
+    "kmem_walks": "hierarchical walks of memcg->kmem (page_counter_charge, _try_charge or "
+                  "_uncharge; cgroup v1 only, no stock): one per page-level kmem charge "
+                  "or uncharge",
+    "memsw_walks": "hierarchical walks of memcg->memsw (cgroup v1 with swap): each memsw "
+                   "charge attempt of try_charge_memcg, its uncharge when memory refuses, "
+                   "and each memcg_uncharge",
+}
+V1_EVENTS: tuple[str, ...] = tuple(V1_EVENT_DOCS)

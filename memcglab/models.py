@@ -34,6 +34,7 @@ from memcglab.kernel.memcg_stock_pcstock import PageCounterStockCharge
 from memcglab.kernel.memcg_stock_pcstock_v4 import PageCounterStockV4Charge
 from memcglab.kernel.memcg_stock_single import SingleStock
 from memcglab.kernel.memcontrol import REFILLS, MemcgCharge
+from memcglab.kernel.memcontrol_v1 import check_cgroup
 from memcglab.kernel.obj_memcg_caches import ObjMemcgCaches
 from memcglab.kernel.obj_stock_multi import ObjStockMulti, ObjStockMultiV4
 from memcglab.kernel.obj_stock_pcp import E2, E3, E4_1, ObjStockSingleSlot
@@ -56,7 +57,7 @@ from memcglab.trace import STOCK_SLOTS_MAX
 __all__ = ["ModelInfo", "MODELS", "MODEL_NAMES", "KERNEL_VERSIONS", "SLOTS_MAX", "BATCH_MAX",
            "MULTI_BATCH_MAX", "SEED_MAX", "REFILLS", "check_options", "check_refill",
            "build_model", "stock_slots", "per_memcg_bound", "nested_allowed", "OBJ_ERAS",
-           "OBJ_STOCK_ERAS", "obj_stock_era", "check_obj_stock"]
+           "OBJ_STOCK_ERAS", "obj_stock_era", "check_obj_stock", "check_cgroup_version"]
 
 SLOTS_MAX = 1 << 24
 BATCH_MAX = 524287  # S32_MAX / PAGE_SIZE: BUILD_BUG_ON in mem_cgroup_init
@@ -236,6 +237,13 @@ def check_refill(refill: str) -> None:
         raise ValueError(f"refill={refill!r}: unknown; valid: {', '.join(REFILLS)}")
 
 
+def check_cgroup_version(model: str, cgroup_version: int, swap: bool) -> None:
+    """Raise ValueError unless ``model`` runs on cgroup ``cgroup_version`` with ``swap``
+    (the scenario contract's ``[cgroups] version`` and ``swap``; v1 needs a model
+    without a page_counter stock: :func:`memcglab.kernel.memcontrol_v1.check_cgroup`)."""
+    check_cgroup(cgroup_version, swap, registry.model(model).stock_view == "counters")
+
+
 def per_memcg_bound(model: str) -> str | None:
     """What ``model`` keeps per memcg that grows with an argument: ``"cpus"`` (a stock per
     CPU per memcg counter: ``pcstock``, ``pcstock-v4``), ``"nodes"`` (per-node objcgs:
@@ -258,7 +266,8 @@ def nested_allowed(model: str) -> bool:
 def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: int = 0,
                 batch: int = 64, observer: Observer | None = None,
                 policy: str | None = None, refill: str = "always", nodes: int = 1,
-                obj_stock: str | None = None) -> MemcgCharge:
+                obj_stock: str | None = None, cgroup_version: int = 2,
+                swap: bool = False) -> MemcgCharge:
     """A fresh machine of ``model`` with ``nr_cpus`` CPUs and an empty root memcg.
 
     ``policy`` replaces the victim policy of a ``multi*`` model with any registered one
@@ -269,10 +278,14 @@ def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: in
     CPUs into NUMA nodes (the trace's ``nodes K``); only the 2026 eras' per-node objcgs
     see it. The machine's obj stock is ``machine.obj``, of the era in :data:`OBJ_ERAS`,
     or of the obj-stock era ``obj_stock`` (:data:`OBJ_STOCK_ERAS`, :func:`obj_stock_era`).
+    ``cgroup_version=1`` walks v1's kmem counter beside every page-level kmem charge and
+    uncharge, and ``swap=True`` its memsw counter beside memory
+    (:mod:`memcglab.kernel.memcontrol_v1`); the default is cgroup v2.
     """
     check_options(model, slots, seed, batch)
     check_refill(refill)
     check_obj_stock(model, obj_stock)
+    check_cgroup_version(model, cgroup_version, swap)
     if not (1 <= nodes <= nr_cpus and nr_cpus % nodes == 0):
         raise ValueError(f"nodes={nodes}: must divide nr_cpus={nr_cpus} into equal blocks")
     entry = registry.model(model)
@@ -284,6 +297,8 @@ def build_model(model: str = "multi", nr_cpus: int = 1, slots: int = 7, seed: in
     machine = entry.build(nr_cpus, slots, seed, batch, obs,
                           None if victim is None else victim.cls(slots, RandomStream(seed)))
     machine.refill = refill
+    # before any memcg but the root, whose counters do not depend on the version
+    machine.cgroup_version, machine.swap = cgroup_version, swap
     build_obj = entry.obj_stock if obj_stock is None else registry.obj_era(obj_stock).build
     machine.obj = build_obj(machine, nodes)
     return machine

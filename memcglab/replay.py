@@ -19,13 +19,15 @@ import json
 from collections import deque
 from typing import Any
 
-from memcglab.events import CALL_EVENTS, OBJ_ERA_EVENTS
+from memcglab.events import CALL_EVENTS, OBJ_ERA_EVENTS, V1_EVENTS
 from memcglab.kernel.memcontrol import GFP_KERNEL, MemcgCharge, MemcgEvent
+from memcglab.kernel.memcontrol_v1 import v1_json, v1_violation
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.page_counter import page_counter_set_max
 from memcglab.kernel.percpu import local_lock, local_unlock
 from memcglab.models import (
     build_model,
+    check_cgroup_version,
     check_obj_stock,
     check_options,
     check_refill,
@@ -86,6 +88,8 @@ def conservation_violation(machine: MemcgCharge, held: dict[int, int]) -> str | 
     problem = machine.slot_violation()
     if problem is None and machine.obj is not None:
         problem = machine.obj.violation()
+    if problem is None and machine.cgroup_version == 1:
+        problem = v1_violation(machine)
     return problem
 
 
@@ -95,14 +99,16 @@ class Replayer:
     def __init__(self, cpus: int, model: str = "multi", slots: int = 7, seed: int = 0,
                  batch: int = 64, check: bool = False, observer: Observer | None = None,
                  policy: str | None = None, refill: str = "always", nodes: int = 1,
-                 obj_stock: str | None = None) -> None:
+                 obj_stock: str | None = None, cgroup_version: int = 2,
+                 swap: bool = False) -> None:
         check_options(model, slots, seed, batch)
         self.model, self.slots, self.seed, self.batch = model, slots, seed, batch
         self.refill, self.policy, self.obj_stock = refill, policy, obj_stock
         self.check = check
+        self.cgroup_version, self.swap = cgroup_version, swap
         self.observer = observer if observer is not None else Observer()
         self.machine = build_model(model, cpus, slots, seed, batch, self.observer, policy,
-                                   refill, nodes, obj_stock)
+                                   refill, nodes, obj_stock, cgroup_version, swap)
         self.held: dict[int, int] = {0: 0}
         self.ops = self.failed_charges = self.set_max_busy = self.short_uncharges = 0
         self.counts = {"charges": 0, "uncharges": 0, "uncharges_direct": 0,
@@ -247,14 +253,19 @@ class Replayer:
             out["obj_counters"] = {name: calls.get(name, 0) for name in OBJ_COUNTERS}
             out["obj_counters"]["failed_obj_charges"] = self.failed_obj_charges
             out["short_obj_uncharges"] = self.short_obj_uncharges
+        if self.cgroup_version == 1:  # docs/trace-extensions.md: only on cgroup v1
+            out["cgroup_version"] = 1
+            out["swap"] = self.swap
+            out["v1_counters"] = {name: obs.calls.get(name, 0) for name in V1_EVENTS}
+            out["v1_memcgs"] = v1_json(m, self.swap)
         return out
 
 
 def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, batch: int = 64,
            check: bool = False, observer: Observer | None = None,
            policy: str | None = None, refill: str = "always",
-           counts: dict[str, int] | None = None, obj_stock: str | None = None
-           ) -> dict[str, Any]:
+           counts: dict[str, int] | None = None, obj_stock: str | None = None,
+           cgroup_version: int = 2, swap: bool = False) -> dict[str, Any]:
     """Replay ``trace`` through ``model``; return the contract's JSON object.
 
     ``policy`` swaps a ``multi*`` model's victim policy for any registered one
@@ -268,7 +279,11 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
     and obj-stock events (:data:`memcglab.events.CALL_EVENTS`). ``obj_stock`` runs an
     obj-stock era of :data:`memcglab.models.OBJ_STOCK_ERAS` beside the model, adds an
     ``obj_stock`` key to the output, and adds that era's own events
-    (:data:`memcglab.events.OBJ_ERA_EVENTS`) to ``counts``.
+    (:data:`memcglab.events.OBJ_ERA_EVENTS`) to ``counts``. ``cgroup_version=1`` runs
+    the machine on cgroup v1 (its kmem counter; with ``swap=True`` its memsw counter,
+    :mod:`memcglab.kernel.memcontrol_v1`), adds the keys ``cgroup_version``, ``swap``,
+    ``v1_counters`` and ``v1_memcgs`` to the output and the walks of
+    :data:`memcglab.events.V1_EVENTS` to ``counts`` (docs/trace-extensions.md).
 
     >>> from memcglab.trace import parse_text
     >>> c = {}
@@ -284,10 +299,11 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
     check_refill(refill)
     resolve_policy(model, policy)  # argument errors before trace errors
     check_obj_stock(model, obj_stock)
+    check_cgroup_version(model, cgroup_version, swap)
     validate(trace, single=not nested_allowed(model), slots=stock_slots(model, slots),
              per_memcg=per_memcg_bound(model))
     replayer = Replayer(trace.cpus, model, slots, seed, batch, check, observer, policy, refill,
-                        trace.nodes, obj_stock)
+                        trace.nodes, obj_stock, cgroup_version, swap)
     replayer.run(trace)
     if counts is not None:
         counts.update(replayer.counts)
@@ -295,6 +311,8 @@ def replay(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0, ba
         if obj_stock is not None:
             counts.update({name: replayer.observer.calls.get(name, 0)
                            for name in OBJ_ERA_EVENTS})
+        if cgroup_version == 1:
+            counts.update({name: replayer.observer.calls.get(name, 0) for name in V1_EVENTS})
     return replayer.result()
 
 

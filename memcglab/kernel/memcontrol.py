@@ -45,6 +45,7 @@ from memcglab.kernel.memcontrol_h import (
     gfpflags_allow_spinning,
     mem_cgroup_is_descendant,
 )
+from memcglab.kernel.memcontrol_v1 import V1CounterObserver
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.page_counter import (
     page_counter_init,
@@ -93,6 +94,12 @@ class MemcgCharge(ChargePath, abc.ABC):
         self.percpu_charge_mutex = False  # static DEFINE_MUTEX(percpu_charge_mutex)
         self.current = TaskStruct()
         self.refill = "always"
+        # cgroup v1 (memcglab.kernel.memcontrol_v1): set by build_model before any memcg
+        # but the root exists; the root's counters do not depend on it
+        self.cgroup_version = 2
+        self.swap = False
+        self._v1_observers = (V1CounterObserver(self.observer, "kmem_walks"),
+                              V1CounterObserver(self.observer, "memsw_walks"))
         self.in_task = True
         self.obj = None  # the era's obj stock (memcglab.kernel.objcg), set by build_model
         self.memcgs: dict[int, MemCgroup] = {}
@@ -103,11 +110,24 @@ class MemcgCharge(ChargePath, abc.ABC):
 
     def mem_cgroup_css_alloc(self, memcg_id: int, parent: MemCgroup | None,
                              max_pages: int | None = None) -> MemCgroup:
-        """mem_cgroup_css_alloc() as far as the memory counter goes (v2: protection on)."""
+        """mem_cgroup_css_alloc() as far as the page counters go.
+
+        The memory counter supports protection on cgroup v2 only (``memcg_on_dfl``; the
+        root's always) and tracks failcnt on v1 (``memory.track_failcnt =
+        !memcg_on_dfl``); memsw (the union with swap) and, under CONFIG_MEMCG_V1, kmem
+        are initialised without protection on both, as the kernel does.
+        """
         memcg = MemCgroup(memcg_id, parent)
-        page_counter_init(memcg.memory, parent.memory if parent else None, True)
-        memcg.memory.owner = memcg
+        memcg_on_dfl = self.cgroup_version == 2
+        page_counter_init(memcg.memory, parent.memory if parent else None,
+                          memcg_on_dfl if parent else True)
+        page_counter_init(memcg.memsw, parent.memsw if parent else None, False)
+        if parent is not None:
+            memcg.memory.track_failcnt = not memcg_on_dfl
+        page_counter_init(memcg.kmem_counter, parent.kmem_counter if parent else None, False)
+        memcg.memory.owner = memcg.memsw.owner = memcg.kmem_counter.owner = memcg
         memcg.memory.observer = self.observer
+        memcg.kmem_counter.observer, memcg.memsw.observer = self._v1_observers
         if max_pages is not None:
             memcg.memory.max = max_pages
         if parent is not None:

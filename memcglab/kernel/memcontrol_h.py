@@ -98,6 +98,11 @@ class MemCgroup:
     id: int
     parent: MemCgroup | None
     memory: PageCounter = field(default_factory=PageCounter)
+    # cgroup v1 (memcglab.kernel.memcontrol_v1): the union's memsw (v1 with swap
+    # accounting) and memcg->kmem; ``kmem`` below is the MEMCG_KMEM stat, so the counter
+    # is ``kmem_counter``. Initialised by every css_alloc, walked only on v1.
+    memsw: PageCounter = field(default_factory=PageCounter)
+    kmem_counter: PageCounter = field(default_factory=PageCounter)
     online: bool = False
     css_refcnt: int = 0  # references held by stock slots (css_get/css_put)
     kmem: int = 0  # the MEMCG_KMEM stat: pages charged through objcgs

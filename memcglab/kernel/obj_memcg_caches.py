@@ -41,6 +41,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from memcglab.kernel.memcontrol_h import Gfp, MemCgroup, get_order
+from memcglab.kernel.memcontrol_v1 import memcg1_account_kmem, memcg1_kmem_try_charge
 from memcglab.kernel.objcg import ObjCgroup, ObjCgroupPath
 from memcglab.kernel.page_counter import PAGE_SIZE
 
@@ -117,6 +118,9 @@ class ObjMemcgCaches(ObjCgroupPath):
         ret = self.m.try_charge_memcg(memcg, gfp, nr_pages, cpu)
         if ret:
             return ret
+        ret = memcg1_kmem_try_charge(self.m, memcg, nr_pages, cpu)  # v1: memcg->kmem
+        if ret:
+            return ret
         self.m.observer.obj_event("slab_page_charges", cpu, memcg.id, nr_pages)
         self.m.observer.obj_event("memcg_stat_updates", cpu, memcg.id, nr_pages * PAGE_SIZE)
         memcg.kmem += nr_pages
@@ -134,6 +138,7 @@ class ObjMemcgCaches(ObjCgroupPath):
         self.m.observer.obj_event("slab_page_uncharges", cpu, memcg.id, nr_pages)
         self.m.observer.obj_event("memcg_stat_updates", cpu, memcg.id, -nr_pages * PAGE_SIZE)
         memcg.kmem -= nr_pages
+        memcg1_account_kmem(self.m, memcg, -nr_pages)  # v1: page_counter_uncharge(kmem)
         memcg.obj_pages -= nr_pages
         objcg.kmem_pages -= nr_pages
         self.m.memcg_uncharge(memcg, nr_pages, cpu)

@@ -87,6 +87,10 @@ class ObjStock:
 class ObjStockV5(ObjCgroupPath):
     """The byte stock of era ``v5.9``, ``v5.14-vmstat``, ``v5.14-refill`` or ``v5.14``."""
 
+    #: cgroup v1: __memcg_kmem_charge (v5.9) and obj_cgroup_charge_pages (v5.13) charge
+    #: memcg->kmem with page_counter_try_charge after try_charge, cancel on failure
+    kmem_try_charge = True
+
     def __init__(self, machine, era: str = V5_14, nodes: int = 1) -> None:
         if era not in V5_ERAS:
             raise ValueError(f"era={era!r}: unknown; valid: {', '.join(V5_ERAS)}")

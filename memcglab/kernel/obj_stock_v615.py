@@ -25,6 +25,7 @@ change statistics only and are left out; ``obj_charge`` is obj_cgroup_charge().
 from __future__ import annotations
 
 from memcglab.kernel.memcontrol_h import Gfp, MemCgroup, mem_cgroup_is_descendant
+from memcglab.kernel.memcontrol_v1 import memcg1_account_kmem
 from memcglab.kernel.objcg import PAGE_SHIFT, ObjCgroup, ObjCgroupPath
 from memcglab.kernel.page_counter import PAGE_SIZE
 from memcglab.kernel.percpu import local_lock, local_unlock
@@ -67,6 +68,7 @@ class ObjStockV615(ObjCgroupPath):
             if nr_pages:
                 memcg = old.memcg  # get_mem_cgroup_from_objcg(old)
                 memcg.kmem -= nr_pages  # mod_memcg_state(memcg, MEMCG_KMEM, -nr_pages)
+                memcg1_account_kmem(self.m, memcg, -nr_pages)
                 memcg.obj_pages -= nr_pages  # even for the root: v6.15 stocks its pages
                 old.kmem_pages -= nr_pages
                 self.m.refill_stock_locked(memcg, nr_pages, cpu)  # __refill_stock()

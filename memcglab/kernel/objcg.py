@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memcglab.kernel.memcontrol_h import Gfp, MemCgroup
+from memcglab.kernel.memcontrol_v1 import memcg1_account_kmem, memcg1_kmem_try_charge
 from memcglab.kernel.page_counter import PAGE_SIZE
 
 __all__ = ["PAGE_SHIFT", "ObjCgroup", "ObjCgroupPath", "PAGE_ALIGN"]
@@ -77,6 +78,10 @@ class ObjCgroupPath:
 
     #: slots per CPU of this era's byte stock
     nr_obj_stock = 1
+    #: cgroup v1: the v5.x form of the kmem charge (``page_counter_try_charge`` of
+    #: ``memcg->kmem`` after try_charge, ``cancel_charge`` on failure) instead of 6.x's
+    #: memcg1_account_kmem() (memcglab.kernel.memcontrol_v1)
+    kmem_try_charge = False
 
     def __init__(self, machine, per_node: bool = False, nodes: int = 1) -> None:
         self.m = machine
@@ -127,7 +132,13 @@ class ObjCgroupPath:
         ret = self.m.try_charge_memcg(memcg, gfp, nr_pages, cpu)
         if ret:
             return ret
-        memcg.kmem += nr_pages  # account_kmem_nmi_safe(memcg, nr_pages); memcg1: v2, none
+        if self.kmem_try_charge:  # v5.13's form (and v5.9's __memcg_kmem_charge)
+            ret = memcg1_kmem_try_charge(self.m, memcg, nr_pages, cpu)
+            if ret:
+                return ret
+        memcg.kmem += nr_pages  # account_kmem_nmi_safe(memcg, nr_pages)
+        if not self.kmem_try_charge:
+            memcg1_account_kmem(self.m, memcg, nr_pages)
         memcg.obj_pages += nr_pages
         objcg.kmem_pages += nr_pages
         return 0
@@ -146,6 +157,8 @@ class ObjCgroupPath:
         memcg = objcg.memcg
         self.m.observer.obj_event("obj_flushes", cpu, memcg.id, nr_pages)
         memcg.kmem -= nr_pages  # account_kmem_nmi_safe(memcg, -nr_pages)
+        # memcg1_account_kmem(memcg, -nr_pages); v5.13: page_counter_uncharge(&memcg->kmem)
+        memcg1_account_kmem(self.m, memcg, -nr_pages)
         objcg.kmem_pages -= nr_pages
         if memcg is not self.m.root_mem_cgroup:
             memcg.obj_pages -= nr_pages
@@ -156,6 +169,9 @@ class ObjCgroupPath:
         6.18.y): MEMCG_KMEM down and a direct uncharge, unless the memcg is the root."""
         memcg = objcg.memcg
         memcg.kmem -= nr_pages  # mod_memcg_state(memcg, MEMCG_KMEM, -nr_pages)
+        # memcg1_account_kmem(memcg, -nr_pages); v5.9's __memcg_kmem_uncharge:
+        # page_counter_uncharge(&memcg->kmem) first
+        memcg1_account_kmem(self.m, memcg, -nr_pages)
         objcg.kmem_pages -= nr_pages
         if memcg is not self.m.root_mem_cgroup:
             memcg.obj_pages -= nr_pages

@@ -33,6 +33,7 @@ from memcglab.kernel.memcontrol_h import (
     gfpflags_allow_blocking,
     gfpflags_allow_spinning,
 )
+from memcglab.kernel.memcontrol_v1 import do_memsw_account
 from memcglab.kernel.page_counter import (
     ENOMEM,
     PAGE_SIZE,
@@ -72,10 +73,21 @@ class ChargePath:
     """
 
     def mem_cgroup_margin(self, memcg: MemCgroup) -> int:
-        """Port of mem_cgroup_margin() for cgroup v2 (no memsw)."""
+        """Port of mem_cgroup_margin(): pages left below memory.max and, with
+        do_memsw_account() (cgroup v1 with swap), below memsw.max too."""
+        margin = 0
         count = page_counter_read(memcg.memory)
         limit = memcg.memory.max
-        return limit - count if count < limit else 0
+        if count < limit:
+            margin = limit - count
+        if do_memsw_account(self):
+            count = page_counter_read(memcg.memsw)
+            limit = memcg.memsw.max
+            if count < limit:
+                margin = min(margin, limit - count)
+            else:
+                margin = 0
+        return margin
 
     def try_to_free_mem_cgroup_pages(self, memcg: MemCgroup, nr_pages: int) -> int:
         """Reclaim on the contract's machine frees nothing."""
@@ -103,8 +115,27 @@ class ChargePath:
 
     def charge_counters(self, memcg: MemCgroup, nr_pages: int, cpu: int
                         ) -> tuple[bool, PageCounter | None]:
-        """The memory-counter charge inside try_charge_memcg (no memsw on v2)."""
-        return page_counter_try_charge(memcg.memory, nr_pages, cpu)
+        """The counter charges inside try_charge_memcg (and v5.x try_charge): ``(ok,
+        failing counter)``, whose ``owner`` is ``mem_over_limit``.
+
+        On cgroup v2 (and v1 without swap accounting) only ``memory``. With
+        do_memsw_account(), ``memsw`` first: if it refuses, its failing counter is the
+        one over its limit (the kernel also clears MEMCG_RECLAIM_MAY_SWAP, which only
+        reclaim reads, and reclaim frees nothing here); if ``memory`` then refuses,
+        memsw is uncharged again and memory's counter is the one over its limit.
+        The kernel's ``if (!do_memsw_account() || page_counter_try_charge(memsw))``
+        is split in two tests here, with the same calls in the same order.
+        """
+        if do_memsw_account(self):
+            ok, counter = page_counter_try_charge(memcg.memsw, nr_pages, cpu)
+            if not ok:
+                return False, counter  # mem_cgroup_from_counter(counter, memsw)
+        ok, counter = page_counter_try_charge(memcg.memory, nr_pages, cpu)
+        if ok:
+            return True, None  # goto done_restock
+        if do_memsw_account(self):
+            page_counter_uncharge(memcg.memsw, nr_pages, cpu)
+        return False, counter  # mem_cgroup_from_counter(counter, memory)
 
     def charge_batch(self, nr_pages: int) -> int:
         """``batch = max(MEMCG_CHARGE_BATCH, nr_pages)``: the first charge trial's size.
@@ -231,16 +262,22 @@ class ChargePath:
         """The ``force:`` label: raise MEMCG_MAX if the pass has not, then charge past the limit.
 
         The event goes to ``mem_over_limit`` with the call's ``allow_spinning``, as
-        in the kernel; the pages are charged to ``memcg`` (no memsw on v2).
+        in the kernel; the pages are charged to ``memcg`` (and its memsw with
+        do_memsw_account()).
         """
         if not loop.raised_max_event:
             self.memcg_memory_event(mem_over_limit, MemcgEvent.MEMCG_MAX, loop.allow_spinning)
         page_counter_charge(memcg.memory, nr_pages)
+        if do_memsw_account(self):
+            page_counter_charge(memcg.memsw, nr_pages)
         return 0
 
     def memcg_uncharge(self, memcg: MemCgroup, nr_pages: int, cpu: int) -> None:
-        """Port of memcg_uncharge(): direct, no stock (v2: no memsw)."""
+        """Port of memcg_uncharge(): direct, no stock; memsw too with do_memsw_account()
+        (v5.x's drain_stock, cancel_charge and uncharge_batch have the same two calls)."""
         page_counter_uncharge(memcg.memory, nr_pages, cpu)
+        if do_memsw_account(self):
+            page_counter_uncharge(memcg.memsw, nr_pages, cpu)
 
     def mem_cgroup_sk_uncharge(self, memcg: MemCgroup, nr_pages: int, cpu: int) -> None:
         """mem_cgroup_sk_uncharge() on v2 (also obj_cgroup_uncharge_pages): via refill_stock."""
