@@ -165,7 +165,7 @@ def render() -> str:
                   f"after warm-up, {_keys(fam)}, default alternatives):", "",
                   *_measured(fam, test, rows), ""]
     lines += [*_summary(), "", CHANGES, "", AUDIT_CHANGES, "", DIFFERENCES, "",
-              audit_second.render(), ""]
+              audit_second.render(), "", audit_second.render_will_it_scale(), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

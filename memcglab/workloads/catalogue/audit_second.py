@@ -30,7 +30,8 @@ from memcglab.workloads.catalogue.rows import (
     kcite,
 )
 
-__all__ = ["Disagreement", "DISAGREEMENTS", "VERDICTS", "AGREED", "render"]
+__all__ = ["Disagreement", "DISAGREEMENTS", "VERDICTS", "AGREED", "WILL_IT_SCALE", "render",
+           "render_will_it_scale"]
 
 V519 = "yishangzhang/linux-5.19 (v5.19; net/ and include/net/ as its first commit)"
 V519_COMMIT = "4a8550523ce9de6602a52c26c161b4e7992ce34e"
@@ -391,3 +392,38 @@ def render() -> str:
             f"({V519}, `{V519_COMMIT[:12]}`) and the pinned v6.18.19 tree "
             f"({KERNEL}, `{KERNEL_COMMIT[:12]}`)."]
     return "\n".join(out) + "\n"
+
+
+#: the will-it-scale readings of issue 23: written, not yet compared row by row
+WILL_IT_SCALE = """## will-it-scale: two independent readings, not yet compared
+
+Issue 23 adds the kernel test robot's most used benchmark. Its six tests (`page_fault1`,
+`page_fault2`, `page_fault3`, `malloc1`, `unix1`, `lock1`, process and thread mode) were read
+twice, independently, from will-it-scale's and the kernel's sources, per era (v5.8, v5.9 to
+v5.13, v5.14 to v6.0, v6.1 and after). The two readers did not see each other's pages or
+this one:
+
+- [reading 1](audit/will-it-scale-reading-1.md) starts from the benchmark's operations;
+- [reading 2](audit/will-it-scale-reading-2.md) starts from the kernel's accounted allocation
+  sites.
+
+They agree on each test's structure:
+
+- `page_fault1` charges one anon page per operation through the stock, plus a page-table
+  page every 512 operations;
+- `page_fault3` charges no page in steady state;
+- `unix1` charges two objects per operation (the `sk_buff` and its head, because AF_UNIX
+  allocates them with `GFP_KERNEL_ACCOUNT`), which are freed in the same operation, and
+  AF_UNIX never reaches `mem_cgroup_charge_skmem`;
+- `lock1` charges nothing in every release tree read (`file_lock_cache` is not accounted).
+
+They have not yet been compared row by row. One difference is already visible: where
+`malloc1`'s page-table page is uncharged to (directly, or back into the stock) and from
+which version. Until the comparison is written here, with what the source says on each
+difference, no workload generator uses either reading.
+"""
+
+
+def render_will_it_scale() -> str:
+    """The page's will-it-scale section: the two readings and what is known of them."""
+    return WILL_IT_SCALE
