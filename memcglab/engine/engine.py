@@ -21,7 +21,14 @@ import numpy as np
 
 from memcglab import registry
 from memcglab.engine.loop import run_chunk
-from memcglab.engine.results import charge_events, contract_dict, obj_dict, obj_violation
+from memcglab.engine.results import (
+    charge_events,
+    contract_dict,
+    obj_dict,
+    obj_violation,
+    v1_dict,
+    v1_violation,
+)
 from memcglab.engine.state import (
     F_HELD,
     F_OBJPAGES,
@@ -38,6 +45,7 @@ from memcglab.engine.state import (
     OE_MEMCG_CACHES,
     S_CACHED,
     S_NR,
+    V1_G,
     VICTIM_CODES,
     State,
     grow,
@@ -45,9 +53,10 @@ from memcglab.engine.state import (
     new_state,
 )
 from memcglab.engine.validate import ChunkValidator
-from memcglab.events import CALL_EVENTS, OBJ_ERA_EVENTS, ChargeEvents
+from memcglab.events import CALL_EVENTS, OBJ_ERA_EVENTS, V1_EVENTS, ChargeEvents
 from memcglab.models import (
     REFILLS,
+    check_cgroup_version,
     check_obj_stock,
     check_options,
     check_refill,
@@ -162,12 +171,15 @@ class Engine:
                  batch: int = 64, check: bool = False, events: bool = False,
                  source: str = "<memory>", validator: ChunkValidator | None = None,
                  cpus_line: int = 0, refill: str = "always", nodes: int = 1,
-                 policy: str | None = None, obj_stock: str | None = None) -> None:
+                 policy: str | None = None, obj_stock: str | None = None,
+                 cgroup_version: int = 2, swap: bool = False) -> None:
         code = check_args(model, slots, seed, batch, policy)
         victim = victim_code(model, policy)
         check_refill(refill)
         era = obj_era_code(model, obj_stock)
+        check_cgroup_version(model, cgroup_version, swap)
         self.refill, self.policy, self.obj_stock = refill, policy, obj_stock
+        self.cgroup_version, self.swap = cgroup_version, swap
         self.view = registry.model(model).stock_view
         # the contract's bound on the machine's stock slots, before anything is allocated
         check_stock_slots(source, cpus_line, cpus, stock_slots(model, slots))
@@ -180,7 +192,8 @@ class Engine:
             raise ValueError(f"nodes={nodes}: must divide cpus={cpus} into equal blocks")
         self.state: State = new_state(code, cpus, slots, batch, seed, events=events,
                                       check=check, refill=REFILLS.index(refill), nodes=nodes,
-                                      victim=victim, obj_era=era)
+                                      victim=victim, obj_era=era,
+                                      cgroup_version=cgroup_version, swap=swap)
         self.replayed = 0
 
     def validate(self, ops: np.ndarray) -> np.ndarray:
@@ -227,6 +240,8 @@ class Engine:
             out["obj_stock"] = self.obj_stock
         if self.state.g[G_OBJUSED]:  # docs/trace-extensions.md: only with object operations
             out.update(obj_dict(self.state, self.validator.ids))
+        if self.cgroup_version == 1:  # docs/trace-extensions.md: only on cgroup v1
+            out.update(v1_dict(self.state, self.validator.ids, self.swap))
         return out
 
     def events(self) -> ChargeEvents:
@@ -239,7 +254,10 @@ class Engine:
         ``obj_stock``, the era's :data:`memcglab.events.OBJ_ERA_EVENTS`."""
         era = None if self.obj_stock is None else \
             {name: int(self.state.g[OBJ_ERA_G[name]]) for name in OBJ_ERA_EVENTS}
-        return _counts(self.events(), era)
+        out = _counts(self.events(), era)
+        if self.cgroup_version == 1:
+            out.update({name: int(self.state.g[V1_G[name]]) for name in V1_EVENTS})
+        return out
 
     def _violation(self, row: np.void, index: int) -> None:
         # The faithful replay's wording: the first memcg (creation order) whose usage
@@ -281,6 +299,8 @@ class Engine:
                            else f"{name} holds {nrp[idx]} pages (batch {self.batch})")
         if problem is None:
             problem = obj_violation(s, ids)
+        if problem is None and self.cgroup_version == 1:
+            problem = v1_violation(s, ids, self.swap)
         op_name = OP_NAMES[row["op"]]
         raise InvariantViolation(index, int(row["line"]),
                                  f"conservation broken after operation {index + 1} "
@@ -290,7 +310,8 @@ class Engine:
 def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: int = 0,
                     batch: int = 64, check: bool = False, events: bool = False,
                     refill: str = "always", policy: str | None = None,
-                    obj_stock: str | None = None, counts: dict[str, int] | None = None
+                    obj_stock: str | None = None, counts: dict[str, int] | None = None,
+                    cgroup_version: int = 2, swap: bool = False
                     ) -> dict | tuple[dict, ChargeEvents]:
     """Replay ``trace`` with the compiled engine: the contract's JSON object.
 
@@ -306,7 +327,9 @@ def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: in
     (the operations, :data:`memcglab.events.CALL_EVENTS` and, with ``obj_stock``,
     :data:`memcglab.events.OBJ_ERA_EVENTS`). A registered model whose compiled
     implementation is a function of its own (:class:`memcglab.registry.ModelEntry`) is
-    replayed by it, without an ``obj_stock``.
+    replayed by it, without an ``obj_stock`` and on cgroup v2 only. ``cgroup_version``
+    and ``swap`` run the machine on cgroup v1 as ``memcglab.replay.replay`` does
+    (docs/trace-extensions.md), byte for byte.
 
     >>> from memcglab.trace import parse_text
     >>> t = parse_text("memcglab-trace 1\\ncpus 1\\ncgroup 1 0\\nobj_charge 0 1 264\\n"
@@ -326,6 +349,11 @@ def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: in
             raise ValueError(f"obj_stock={obj_stock!r}: model {model!r} is replayed by a "
                              "compiled function of its own, which runs the model's own obj "
                              "stock; use the faithful replay (memcglab.replay.replay)")
+        check_cgroup_version(model, cgroup_version, swap)
+        if cgroup_version != 2:
+            raise ValueError(f"cgroup_version={cgroup_version}: model {model!r} is replayed "
+                             "by a compiled function of its own, on cgroup v2; use the "
+                             "faithful replay (memcglab.replay.replay)")
         got = compiled(trace, model=model, slots=slots, seed=seed, batch=batch, check=check,
                        events=want, refill=refill, policy=policy)
         if not want:
@@ -335,7 +363,7 @@ def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: in
         return got if events else got[0]
     engine = Engine(trace.cpus, model, slots, seed, batch, check, want, trace.source,
                     cpus_line=trace.cpus_line, refill=refill, nodes=trace.nodes, policy=policy,
-                    obj_stock=obj_stock)
+                    obj_stock=obj_stock, cgroup_version=cgroup_version, swap=swap)
     engine.replay(trace.ops, engine.validate(trace.ops))
     if counts is not None:
         counts.update(engine.counts())
@@ -345,7 +373,8 @@ def replay_compiled(trace: Trace, model: str = "multi", slots: int = 7, seed: in
 def replay_chunks(cpus: int, chunks: Iterable[np.ndarray], model: str = "multi",
                   slots: int = 7, seed: int = 0, batch: int = 64, check: bool = False,
                   events: bool = False, source: str = "<memory>", refill: str = "always",
-                  nodes: int = 1, policy: str | None = None, obj_stock: str | None = None
+                  nodes: int = 1, policy: str | None = None, obj_stock: str | None = None,
+                  cgroup_version: int = 2, swap: bool = False
                   ) -> dict | tuple[dict, ChargeEvents]:
     """Stream ``OP_DTYPE`` chunks through one engine (state persists between chunks).
 
@@ -354,7 +383,8 @@ def replay_chunks(cpus: int, chunks: Iterable[np.ndarray], model: str = "multi",
     still raises before any result is returned.
     """
     engine = Engine(cpus, model, slots, seed, batch, check, events, source, refill=refill,
-                    nodes=nodes, policy=policy, obj_stock=obj_stock)
+                    nodes=nodes, policy=policy, obj_stock=obj_stock,
+                    cgroup_version=cgroup_version, swap=swap)
     for chunk in chunks:
         engine.feed(chunk)
     return (engine.result(), engine.events()) if events else engine.result()

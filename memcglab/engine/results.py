@@ -14,8 +14,13 @@ from memcglab import registry
 from memcglab.engine.state import (
     EV,
     F_KMEM,
+    F_KMEMC_USAGE,
+    F_KMEMC_WM,
     F_MAXEV,
+    F_MEMSW_USAGE,
+    F_MEMSW_WM,
     F_ONLINE,
+    F_PARENT,
     F_USAGE,
     F_WATERMARK,
     G_BUSY,
@@ -52,6 +57,7 @@ from memcglab.engine.state import (
     OE_MEMCG_CACHES,
     S_CACHED,
     S_NR,
+    V1_G,
     State,
 )
 from memcglab.events import ChargeEvents
@@ -59,7 +65,8 @@ from memcglab.kernel.memcontrol_h import get_order
 from memcglab.kernel.obj_memcg_caches import KMALLOC_SIZES
 from memcglab.kernel.page_counter import PAGE_SIZE
 
-__all__ = ["contract_dict", "charge_events", "obj_dict", "obj_violation"]
+__all__ = ["contract_dict", "charge_events", "obj_dict", "obj_violation", "v1_dict",
+           "v1_violation"]
 
 
 def _stocks(s: State, ids: list[int], view: str) -> list:
@@ -197,4 +204,37 @@ def obj_violation(s: State, ids: list[int]) -> str | None:
             return (f"objcg of memcg {ids[o // nodes]} node {o % nodes}: 4096 x {kmem} kmem "
                     f"pages != live {live} + stocked {int(stocked[o])} + nr_charged_bytes "
                     f"{nrch}")
+    return None
+
+
+def v1_dict(s: State, ids: list[int], swap: bool) -> dict:
+    """The keys docs/trace-extensions.md adds on cgroup v1 (the faithful replay's
+    ``cgroup_version``, ``swap``, ``v1_counters`` and ``v1_memcgs``)."""
+    n = int(s.g[G_NMEMCG])
+    ku, kw, mu, mw = (s.mc[f, :n].tolist()
+                      for f in (F_KMEMC_USAGE, F_KMEMC_WM, F_MEMSW_USAGE, F_MEMSW_WM))
+    memcgs = {}
+    for m in range(n):
+        entry = {"kmem_usage": ku[m], "kmem_watermark": kw[m]}
+        if swap:
+            entry["memsw_usage"] = mu[m]
+            entry["memsw_watermark"] = mw[m]
+        memcgs[str(ids[m])] = entry
+    return {"cgroup_version": 1, "swap": swap,
+            "v1_counters": {name: int(s.g[g]) for name, g in V1_G.items()},
+            "v1_memcgs": memcgs}
+
+
+def v1_violation(s: State, ids: list[int], swap: bool) -> str | None:
+    """The faithful memcglab.kernel.memcontrol_v1.v1_violation() wording."""
+    n = int(s.g[G_NMEMCG])
+    kmem, stat, usage = s.mc[F_KMEMC_USAGE, :n], s.mc[F_KMEM, :n], s.mc[F_USAGE, :n]
+    memsw, parent = s.mc[F_MEMSW_USAGE, :n], s.mc[F_PARENT, :n]
+    children = np.bincount(parent[1:], weights=kmem[1:], minlength=n).astype(np.int64)
+    for m in range(n):
+        if kmem[m] != stat[m] + children[m]:
+            return (f"memcg {ids[m]}: kmem counter {kmem[m]} != MEMCG_KMEM {stat[m]} + "
+                    f"children {children[m]}")
+        if swap and memsw[m] != usage[m]:
+            return f"memcg {ids[m]}: memsw {memsw[m]} != memory {usage[m]}"
     return None

@@ -39,12 +39,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from memcglab.events import ALL_EVENT_NAMES, OBJ_ERA_EVENTS
+from memcglab.events import ALL_EVENT_NAMES, OBJ_ERA_EVENTS, V1_EVENTS
 from memcglab.kernel.obj_memcg_caches import KMALLOC_SIZES
 from memcglab.trace import PAGE_COUNTER_MAX
 
 __all__ = ["State", "new_state", "grow", "grow_runs", "MODELS", "MODEL_CODES", "EV", "VICTIMS",
-           "VICTIM_CODES", "OBJ_ERA_NAMES", "OBJ_ERA_CODES", "OBJ_ERA_G"]
+           "VICTIM_CODES", "OBJ_ERA_NAMES", "OBJ_ERA_CODES", "OBJ_ERA_G", "V1_G"]
 
 # Model codes, in the contract's order: the engine's compiled models, by the name a
 # registry entry gives as its ``compiled`` implementation (memcglab.registry).
@@ -63,8 +63,13 @@ MODEL_CODES = {name: code for code, name in enumerate(MODELS)}
  G_VICTIM,
  # the older obj-stock eras (OBJ_ERA_NAMES): the trace's NUMA nodes (the node of a slab
  # page, whatever the objcgs), and the totals of memcglab.events.OBJ_ERA_EVENTS
- G_TNODES, G_OSTATE, G_OSTATUPD, G_OSTATFLUSH, G_OSLABCH, G_OSLABUNCH) = range(38)
-G_SIZE = 38
+ G_TNODES, G_OSTATE, G_OSTATUPD, G_OSTATFLUSH, G_OSLABCH, G_OSLABUNCH,
+ # cgroup v1 (memcglab.kernel.memcontrol_v1): whether the machine is on v1, whether it
+ # accounts memsw (swap), and the totals of memcglab.events.V1_EVENTS
+ G_CGV1, G_SWAP, G_KMEMWALKS, G_MEMSWWALKS) = range(42)
+G_SIZE = 42
+#: memcglab.events.V1_EVENTS -> the g entry that counts its total
+V1_G = dict(zip(V1_EVENTS, (G_KMEMWALKS, G_MEMSWWALKS), strict=True))
 
 # g[G_VICTIM]: the compiled victim policies (memcglab.engine.victims), by the name a
 # registry entry gives as its ``compiled`` implementation (memcglab.registry).
@@ -112,8 +117,11 @@ R_ALWAYS, R_NOT_IN_IRQ, R_NEVER = range(3)
 
 # Rows of mc.
 (F_PARENT, F_DEPTH, F_USAGE, F_WATERMARK, F_MAX, F_MAXEV, F_HELD, F_LASTW, F_PCBATCH,
- F_FIRST, F_LAST, F_NEXT, F_ONLINE, F_ACC, F_RHEAD, F_RTAIL, F_KMEM, F_OBJPAGES) = range(18)
-F_SIZE = 18
+ F_FIRST, F_LAST, F_NEXT, F_ONLINE, F_ACC, F_RHEAD, F_RTAIL, F_KMEM, F_OBJPAGES,
+ # cgroup v1: memcg->kmem and memcg->memsw (usage, watermark); their max is always
+ # PAGE_COUNTER_MAX (no trace sets it), so it is not stored
+ F_KMEMC_USAGE, F_KMEMC_WM, F_MEMSW_USAGE, F_MEMSW_WM) = range(22)
+F_SIZE = 22
 _F_MINUS_ONE = (F_PARENT, F_LASTW, F_FIRST, F_LAST, F_NEXT, F_RHEAD, F_RTAIL)
 
 # Rows of sl and pcpu.
@@ -169,14 +177,16 @@ def _memcg_block(cap: int) -> np.ndarray:
 
 def new_state(model: int, cpus: int, slots: int, batch: int, seed: int, capacity: int = 16,
               events: bool = False, check: bool = False, refill: int = R_ALWAYS,
-              nodes: int = 1, victim: int | None = None, obj_era: int | None = None
-              ) -> State:
+              nodes: int = 1, victim: int | None = None, obj_era: int | None = None,
+              cgroup_version: int = 2, swap: bool = False) -> State:
     """A fresh engine: only the root memcg (dense index 0) exists, every stock empty.
 
     ``victim`` is the code of the multi* models' victim policy (:data:`VICTIMS`),
     by default the model's own; ``obj_era`` the code of the obj-stock era
-    (:data:`OBJ_ERA_CODES`), by default the model's own."""
+    (:data:`OBJ_ERA_CODES`), by default the model's own; ``cgroup_version`` and ``swap``
+    the machine's cgroup (memcglab.kernel.memcontrol_v1)."""
     g = np.zeros(G_SIZE, dtype=np.int64)
+    g[G_CGV1], g[G_SWAP] = int(cgroup_version == 1), int(swap)
     g[G_REFILL] = refill
     victim = VICTIM_OF_MODEL[model] if victim is None else victim
     g[G_VICTIM] = victim

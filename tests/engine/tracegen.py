@@ -29,11 +29,13 @@ from memcglab.trace import (
 )
 from memcglab.tracegen import random_obj_trace, random_trace, with_irq, without_nested
 
-__all__ = ["MODELS", "OBJ_STOCK_ERAS", "random_obj_trace", "random_slab_trace",
-           "random_trace", "with_irq", "without_nested"]
+__all__ = ["MODELS", "OBJ_STOCK_ERAS", "V1_MODELS", "random_obj_trace", "random_slab_trace",
+           "random_trace", "random_v1_trace", "with_irq", "without_nested"]
 
 #: every model of the replay contract, in the contract's order
 MODELS = ("single", "multi", "multi-rr", "multi-lru", "multi-fix2", "pcstock", "pcstock-v4")
+#: the models that run on cgroup v1 (the page_counter-stock models are refused there)
+V1_MODELS = ("single", "multi", "multi-rr", "multi-lru", "multi-fix2")
 #: the older obj-stock eras (memcglab.models.OBJ_STOCK_ERAS) the compiled engine runs
 OBJ_STOCK_ERAS = ("memcg-caches", "v5.9", "v5.14-vmstat", "v5.14-refill", "v5.14")
 
@@ -137,3 +139,17 @@ def random_slab_trace(seed: int, n_ops: int | None = None, nested: bool = True,
     ops = np.array([(op, nst, c, m, p, a, 0, f) for op, nst, c, m, p, a, f in rows],
                    dtype=OP_DTYPE)
     return Trace(cpus, ops, f"<random slab {seed}>", nodes)
+
+
+def random_v1_trace(seed: int) -> Trace:
+    """A trace for the cgroup v1 differential test: by turns a trace of object
+    operations (kmem charges and uncharges through the obj stock, limits that make page
+    charges fail, so memsw is charged and uncharged again), a slab workload (whole
+    slab pages, kmalloc_large) and a page-only trace with bursts (memsw beside the
+    stock's batches and drains)."""
+    kind = seed % 3
+    if kind == 0:
+        return random_obj_trace(seed)
+    if kind == 1:
+        return random_slab_trace(seed)
+    return random_trace(seed, bursts=True)

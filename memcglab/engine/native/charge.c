@@ -6,7 +6,8 @@
  * Port of try_charge_memcg of mm/memcontrol.c (6952350/linux-6.18.y 312d9602fe3e; the
  * v6.15 function has the same shape for single), and of its RFC 5/8 form for pcstock,
  * under the replay contract's machine: GFP_KERNEL, reclaim frees nothing, the memcg
- * OOM killer makes no progress, no memory.high and no memsw. So of the kernel's exits
+ * OOM killer makes no progress, no memory.high (memsw on cgroup v1 with swap:
+ * charge_counters() of cgroup_v1.c). So of the kernel's exits
  * only these remain, in the kernel's order:
  *
  * 1. consume_stock (not pcstock: its counter checks its own stock);
@@ -111,7 +112,7 @@ HOT int try_charge_memcg(const state *S, int64_t m, int64_t nr_pages, int64_t cp
 				G(G_HITS) += 1;
 				return 1;
 			}
-			fail = try_charge_walk(S, m, batch, cpu);
+			fail = charge_counters(S, m, batch, cpu);	/* memsw first on v1 with swap */
 			if (fail < 0) {
 				if (batch > nr_pages)	/* done_restock */
 					refill_stock(S, m, batch - nr_pages, cpu, nested);

@@ -10,6 +10,7 @@
 #include "core.h"
 
 #include "pagecounter.c"
+#include "cgroup_v1.c"
 #include "rng.c"
 #include "victims.c"
 #include "stocks.c"

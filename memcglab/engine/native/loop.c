@@ -119,7 +119,7 @@ int conservation(const state *S)
 	for (int64_t c = 0; c < n; c++)
 		if (MC(F_USAGE, c) != MC(F_ACC, c))
 			return 0;
-	return 1;
+	return v1_conservation(S, n);
 }
 
 /* Append nbytes of live objects of objcg o to memcg m's runs (merged with the last). */
@@ -290,7 +290,7 @@ int64_t run_ops(const state *S, const unsigned char *ops, int64_t stride, const 
 				else if (o == OP_UNCHARGE)
 					refill_stock(S, m, release, c, nested);
 				else
-					uncharge_walk(S, m, release, c);	/* memcg_uncharge() */
+					memcg_uncharge(S, m, release, c);
 				count(S, o == OP_UNCHARGE ? E_UNCHARGES : E_UNCHARGES_DIRECT, c, m, 1);
 			}
 		} else if (o == OP_OBJ_CHARGE || o == OP_OBJ_UNCHARGE) {

@@ -54,7 +54,7 @@ static void machine_memcg_uncharge(const state *S, int64_t m, int64_t nr_pages, 
 	if (G(G_MODEL) == M_PCSTOCK)
 		pc_uncharge(S, m, nr_pages, cpu, nested);
 	else
-		uncharge_walk(S, m, nr_pages, cpu);
+		memcg_uncharge(S, m, nr_pages, cpu);
 }
 
 /* The dense objcg of dense memcg m on cpu's node (current_obj_cgroup). */
@@ -84,6 +84,7 @@ static void _uncharge_pages(const state *S, int64_t o, int64_t nr_pages, int64_t
 	count(S, E_OBJ_FLUSHES, cpu, m, 1);
 	OC(OC_KMEM, o) -= nr_pages;
 	MC(F_KMEM, m) -= nr_pages;
+	memcg1_account_kmem(S, m, -nr_pages);
 	if (m == 0)	/* if (!mem_cgroup_is_root(memcg)) */
 		return;
 	MC(F_OBJPAGES, m) -= nr_pages;
@@ -114,6 +115,7 @@ static void _drain_slot(const state *S, int64_t idx, int64_t cpu, int nested)
 
 			OC(OC_KMEM, o) -= nr_pages;
 			MC(F_KMEM, m) -= nr_pages;
+			memcg1_account_kmem(S, m, -nr_pages);
 			if (era == OE_V615) {
 				MC(F_OBJPAGES, m) -= nr_pages;	/* no root check in v6.15 */
 				refill_single_locked(S, m, nr_pages, cpu);	/* __refill_stock() */
@@ -300,6 +302,7 @@ static void obj_charge_done(const state *S, int64_t o, int64_t nbytes, int64_t c
 	OC(OC_KMEM, o) += nr_pages;
 	m = OC(OC_MEMCG, o);
 	MC(F_KMEM, m) += nr_pages;
+	memcg1_account_kmem(S, m, nr_pages);
 	MC(F_OBJPAGES, m) += nr_pages;
 	remainder = (nr_pages << PAGE_SHIFT) - nbytes;
 	if (remainder)

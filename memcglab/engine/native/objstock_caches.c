@@ -103,6 +103,8 @@ static int memcg_charge_slab(const state *S, int64_t o, int64_t nr_pages, int64_
 		return 1;	/* mod_node_page_state() only */
 	if (!try_charge_memcg(S, m, nr_pages, cpu, nested, irq))
 		return 0;
+	if (!memcg1_kmem_try_charge(S, m, nr_pages, cpu))	/* v1: memcg->kmem */
+		return 0;
 	G(G_OSLABCH) += 1;
 	G(G_OSTATUPD) += 1;
 	MC(F_KMEM, m) += nr_pages;
@@ -126,6 +128,7 @@ static void memcg_uncharge_slab(const state *S, int64_t o, int64_t nr_pages, int
 	G(G_OSLABUNCH) += 1;
 	G(G_OSTATUPD) += 1;
 	MC(F_KMEM, m) -= nr_pages;
+	memcg1_account_kmem(S, m, -nr_pages);	/* v1: page_counter_uncharge(&memcg->kmem) */
 	MC(F_OBJPAGES, m) -= nr_pages;
 	OC(OC_KMEM, o) -= nr_pages;
 	machine_memcg_uncharge(S, m, nr_pages, cpu, nested);

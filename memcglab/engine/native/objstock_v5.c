@@ -43,6 +43,8 @@ static int obj_cgroup_charge_pages(const state *S, int64_t o, int64_t nr_pages, 
 
 	if (!try_charge_memcg(S, m, nr_pages, cpu, nested, irq))
 		return 0;
+	if (!memcg1_kmem_try_charge(S, m, nr_pages, cpu))	/* v1: memcg->kmem */
+		return 0;
 	MC(F_KMEM, m) += nr_pages;	/* account_kmem_nmi_safe(memcg, nr_pages) */
 	MC(F_OBJPAGES, m) += nr_pages;
 	OC(OC_KMEM, o) += nr_pages;
@@ -59,6 +61,7 @@ static void obj_cgroup_uncharge_pages(const state *S, int64_t o, int64_t nr_page
 	G(G_OFLUSH) += 1;
 	count(S, E_OBJ_FLUSHES, cpu, m, 1);
 	MC(F_KMEM, m) -= nr_pages;	/* account_kmem_nmi_safe(memcg, -nr_pages) */
+	memcg1_account_kmem(S, m, -nr_pages);	/* v5.13: page_counter_uncharge(&memcg->kmem) */
 	OC(OC_KMEM, o) -= nr_pages;
 	if (m != 0) {
 		MC(F_OBJPAGES, m) -= nr_pages;
@@ -74,6 +77,7 @@ static void memcg_uncharge_kmem(const state *S, int64_t o, int64_t nr_pages, int
 	int64_t m = OC(OC_MEMCG, o);
 
 	MC(F_KMEM, m) -= nr_pages;
+	memcg1_account_kmem(S, m, -nr_pages);	/* __memcg_kmem_uncharge: kmem first */
 	OC(OC_KMEM, o) -= nr_pages;
 	if (m != 0) {
 		MC(F_OBJPAGES, m) -= nr_pages;

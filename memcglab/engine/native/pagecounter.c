@@ -135,15 +135,27 @@ HOT void uncharge_walk(const state *S, int64_t m, int64_t nr_pages, int64_t cpu)
 		_walk_events(S, E_PC_UNCHARGE, E_PC_UNCHARGE_LEVELS, cpu, m, levels);
 }
 
-/* mem_cgroup_margin() on cgroup v2 (no memsw): pages left below memory.max. */
+/*
+ * mem_cgroup_margin(): pages left below memory.max and, with do_memsw_account() (cgroup
+ * v1 with swap, cgroup_v1.c), below memsw.max (PAGE_COUNTER_MAX: never set) too.
+ */
 HOT int64_t mem_cgroup_margin(const state *S, int64_t m)
 {
+	int64_t margin = 0;
 	int64_t count_ = MC(F_USAGE, m);
 	int64_t limit = MC(F_MAX, m);
 
 	if (count_ < limit)
-		return limit - count_;
-	return 0;
+		margin = limit - count_;
+	if (G(G_CGV1) && G(G_SWAP)) {
+		count_ = MC(F_MEMSW_USAGE, m);
+		limit = PAGE_COUNTER_MAX;
+		if (count_ < limit)
+			margin = min64(margin, limit - count_);
+		else
+			margin = 0;
+	}
+	return margin;
 }
 
 /* page_counter_set_max(): 0, or -EBUSY when usage is above the new limit. */

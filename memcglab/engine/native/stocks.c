@@ -49,7 +49,7 @@ HOT void drain_stock(const state *S, int64_t cpu, int64_t idx)
 	count(S, E_DRAIN_STOCK, cpu, old, 1);
 	stock_pages = SL(S_NR, idx);
 	if (stock_pages) {
-		uncharge_walk(S, old, stock_pages, cpu);	/* memcg_uncharge(old, stock_pages) */
+		memcg_uncharge(S, old, stock_pages, cpu);
 		SL(S_NR, idx) = 0;
 		count(S, E_DRAINS, cpu, old, 1);
 	}
@@ -142,7 +142,7 @@ static void _refill_single(const state *S, int64_t m, int64_t nr_pages, int64_t 
 			   int nested)
 {
 	if (nested) {	/* local_trylock_irqsave() failed: uncharge directly */
-		uncharge_walk(S, m, nr_pages, cpu);
+		memcg_uncharge(S, m, nr_pages, cpu);
 		return;
 	}
 	refill_single_locked(S, m, nr_pages, cpu);
@@ -192,7 +192,7 @@ HOT void refill_stock(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
 	}
 	batch = G(G_BATCH);
 	if (nr_pages > batch || nested) {
-		uncharge_walk(S, m, nr_pages, cpu);	/* memcg_uncharge(memcg, nr_pages) */
+		memcg_uncharge(S, m, nr_pages, cpu);
 		return;
 	}
 	nslots = G(G_NSLOTS);
