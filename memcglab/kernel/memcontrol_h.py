@@ -93,7 +93,7 @@ def get_order(size: int) -> int:
 
 @dataclass(slots=True, eq=False)
 class MemCgroup:
-    """The part of ``struct mem_cgroup`` the charge path touches (cgroup v2)."""
+    """The part of ``struct mem_cgroup`` the charge path touches (v1 counters included)."""
 
     id: int
     parent: MemCgroup | None

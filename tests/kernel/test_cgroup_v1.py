@@ -191,3 +191,31 @@ def test_single_v615_kmem_and_memsw():
     assert out["v1_counters"]["kmem_walks"] == 2
     assert out["v1_memcgs"]["1"]["kmem_usage"] == 0
     assert out["v1_memcgs"]["1"]["memsw_usage"] == out["memcgs"]["1"]["usage"] == 64
+
+
+def test_force_charges_memsw_too():
+    """The ``force:`` label (a PF_MEMALLOC task over its limit): page_counter_charge of
+    memory and, with do_memsw_account(), of memsw: both 20 at memcg 1 and the root,
+    past memory.max = 10. The failed memory walks (batch, exact) each uncharged memsw
+    again first."""
+    m, obs, child = two_level(swap=True)
+    m.memcgs[1].memory.max = 10
+    m.current.pf_memalloc = True
+    assert m.try_charge(child, GFP_KERNEL, 20, 0) == 0
+    assert memsw(m) == [20, 20, 20]
+    assert [m.memcgs[i].memory.usage for i in (0, 1, 2)] == [20, 20, 20]
+    assert walks(obs)[-2:] == [("walk", 2, 20, "charge"), ("memsw_walk", 2, 20, "charge")]
+
+
+def test_v5_kmem_refusal_cancels_the_charge():
+    """__memcg_kmem_charge when memcg->kmem refuses (a limit no trace can set, given here
+    directly): cancel_charge() uncharges memory and memsw (one walk each) and the
+    charge fails; kmem is back to 0 below the refusing level."""
+    m, obs, child = two_level(swap=True, obj_stock="v5.9")
+    m.memcgs[1].kmem_counter.max = 0
+    assert m.obj.obj_cgroup_charge(m.obj.objcg(child, 0), GFP_KERNEL, 264, 0) == -ENOMEM
+    assert walks(obs) == [("memsw_walk", 2, 64, "try_charge"), ("walk", 2, 64, "try_charge"),
+                          ("kmem_walk", 2, 1, "try_charge"), ("walk", 2, 1, "uncharge"),
+                          ("memsw_walk", 2, 1, "uncharge")]
+    assert kmem(m) == [0, 0, 0]
+    assert m.memcgs[2].memory.usage == 63  # the batch's surplus stays in the stock
