@@ -89,4 +89,28 @@ static inline int64_t max64(int64_t a, int64_t b)
 	return a > b ? a : b;
 }
 
+/* A run node (rn rows: objcg, bytes, next) from the free list, or a new row. */
+static inline int64_t run_node_new(const state *S, int64_t objcg, int64_t nbytes)
+{
+	int64_t r = G(G_RFREE);
+
+	if (r >= 0) {
+		G(G_RFREE) = RN(RN_NEXT, r);
+	} else {
+		r = G(G_RUSED);
+		G(G_RUSED) += 1;
+	}
+	RN(RN_OBJCG, r) = objcg;
+	RN(RN_BYTES, r) = nbytes;
+	RN(RN_NEXT, r) = -1;
+	return r;
+}
+
+/* Run node r back to the free list. */
+static inline void run_node_free(const state *S, int64_t r)
+{
+	RN(RN_NEXT, r) = G(G_RFREE);
+	G(G_RFREE) = r;
+}
+
 #endif /* MEMCGLAB_CORE_H */

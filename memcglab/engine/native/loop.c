@@ -132,16 +132,7 @@ static void _run_push(const state *S, int64_t m, int64_t o, int64_t nbytes)
 		RN(RN_BYTES, tail) += nbytes;
 		return;
 	}
-	r = G(G_RFREE);
-	if (r >= 0) {
-		G(G_RFREE) = RN(RN_NEXT, r);
-	} else {
-		r = G(G_RUSED);
-		G(G_RUSED) += 1;
-	}
-	RN(RN_OBJCG, r) = o;
-	RN(RN_BYTES, r) = nbytes;
-	RN(RN_NEXT, r) = -1;
+	r = run_node_new(S, o, nbytes);
 	if (tail >= 0)
 		RN(RN_NEXT, tail) = r;
 	else
@@ -198,8 +189,7 @@ static void _obj_op(const state *S, int64_t o, int64_t m, int64_t nbytes, int64_
 			MC(F_RHEAD, m) = RN(RN_NEXT, r);
 			if (MC(F_RHEAD, m) < 0)
 				MC(F_RTAIL, m) = -1;
-			RN(RN_NEXT, r) = G(G_RFREE);
-			G(G_RFREE) = r;
+			run_node_free(S, r);
 		}
 		left -= take;
 		OC(OC_LIVE, objcg) -= take;

@@ -55,17 +55,8 @@ HOT int64_t cache_objects(int64_t k)
 static void kobj_push(const state *S, int64_t o, int64_t size)
 {
 	int64_t tail = OC(OC_KTAIL, o);
-	int64_t r = G(G_RFREE);
+	int64_t r = run_node_new(S, o, size);
 
-	if (r >= 0) {
-		G(G_RFREE) = RN(RN_NEXT, r);
-	} else {
-		r = G(G_RUSED);
-		G(G_RUSED) += 1;
-	}
-	RN(RN_OBJCG, r) = o;
-	RN(RN_BYTES, r) = size;
-	RN(RN_NEXT, r) = -1;
 	if (tail >= 0)
 		RN(RN_NEXT, tail) = r;
 	else
@@ -82,8 +73,7 @@ static int64_t kobj_pop(const state *S, int64_t o)
 	OC(OC_KHEAD, o) = RN(RN_NEXT, r);
 	if (OC(OC_KHEAD, o) < 0)
 		OC(OC_KTAIL, o) = -1;
-	RN(RN_NEXT, r) = G(G_RFREE);
-	G(G_RFREE) = r;
+	run_node_free(S, r);
 	return size;
 }
 
