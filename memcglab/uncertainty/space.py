@@ -1,16 +1,31 @@
-"""The space of uncertain inputs: continuous priors, discrete alternatives and trace seeds.
+"""The space of uncertain inputs: priors, calibrated blocks, alternatives, variates, seeds.
 
 A :class:`Space` lists everything a priced quantity depends on that the lab does not
-know exactly: hardware costs (:class:`~memcglab.uncertainty.priors.Prior`), modelling
-choices a study declares (:class:`Alternative`: ``cpus_per_flow`` in {1, 2, 4}, where
-a release is placed) and the trace seeds. Every input owns one coordinate of the unit
-cube; :meth:`Space.draws` maps points of the cube to input values without loops
-(a prior through :meth:`Prior.ppf`, an alternative through the quantile of its
-weights), so quasi-random points (:meth:`Space.sample`, ``scipy.stats.qmc``) and the
-points ``scipy.stats.sobol_indices`` asks for go through the same map.
+know exactly, and is the package's one map from points of the unit cube to input
+values; the studies and ``memcglab predict`` both draw through it. Its inputs:
+
+* hardware costs and other priors (:class:`~memcglab.uncertainty.priors.Prior`),
+  through :meth:`Prior.ppf`;
+* unknowns with a normal prior in a transformed scale
+  (:class:`~memcglab.calibration.posterior.Param`: log for a positive one), through the
+  normal quantile in that scale;
+* a :class:`Block` of inputs drawn jointly (a calibration's posterior,
+  :meth:`memcglab.calibration.Calibration.from_unit`), one coordinate per input;
+* modelling choices (:class:`Alternative`: ``cpus_per_flow`` in {1, 2, 4}, where a
+  release is placed), through the quantile of their weights;
+* named standard variates (:class:`Variate`: a model error's normal or Student-t);
+* the trace seeds.
+
+Every input owns one coordinate of the unit cube, in the order given;
+:meth:`Space.draws` maps points of the cube to input values without loops, so
+quasi-random points (:meth:`Space.sample`, ``scipy.stats.qmc``) and the points
+``scipy.stats.sobol_indices`` asks for go through the same map.
 
 Inputs that cannot vary (a ``point`` prior, an alternative with one option) are held
-at that value and own no coordinate.
+at that value and own no coordinate, unless the space is built with ``own_fixed``:
+then they own one too (and ignore it), so a design's columns do not depend on which
+inputs happen to be fixed (predict's design, whose registered results depend on its
+columns, is built so).
 
 >>> from memcglab.uncertainty.priors import Prior
 >>> s = Space([Prior("a", "cycles", 0.0, 1.0, 2.0, "uniform", "example")],
@@ -26,21 +41,29 @@ at that value and own no coordinate.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import qmc
+from scipy.stats import norm, qmc
+from scipy.stats import t as t_dist
 
+from memcglab.calibration.posterior import Param
 from memcglab.uncertainty.priors import Prior
 
-__all__ = ["SEED", "SOURCES", "Alternative", "Draws", "Space"]
+__all__ = ["SEED", "SOURCES", "Alternative", "Block", "Draws", "Input", "Space", "Variate"]
 
 #: the name of the seed factor
 SEED = "seed"
 #: the sources of uncertainty an interval can include
 SOURCES: tuple[str, ...] = ("parameters", "alternatives", "seeds")
+#: how far from 0 and 1 a coordinate is clipped before a normal or t quantile (finite)
+_EPS = 1e-12
+
+
+def _clipped(u: np.ndarray) -> np.ndarray:
+    return np.clip(u, _EPS, 1 - _EPS)
 
 
 @dataclass(frozen=True)
@@ -97,6 +120,68 @@ class Alternative:
         return np.searchsorted(edges, np.asarray(u, dtype=float), side="right")
 
 
+@dataclass(frozen=True)
+class Block:
+    """Inputs drawn jointly: one coordinate per name, mapped together by ``from_unit``.
+
+    ``from_unit`` takes an ``(n, len(names))`` block of the unit cube and returns a value
+    array per name: a calibration's correlated posterior
+    (:meth:`memcglab.calibration.Calibration.from_unit`) is one.
+
+    >>> b = Block(("x", "y"), lambda u: {"x": u[:, 0], "y": u[:, 0] + u[:, 1]})
+    >>> Space([b]).draws(np.array([[0.25, 0.5]]))["y"].tolist()
+    [0.75]
+    """
+
+    names: tuple[str, ...]
+    from_unit: Callable[[np.ndarray], Mapping[str, np.ndarray]]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "names", tuple(self.names))
+        if not self.names or len(set(self.names)) != len(self.names):
+            raise ValueError(f"block names={self.names}: need at least one name, each once")
+
+    def draw(self, u: np.ndarray) -> dict[str, np.ndarray]:
+        """The block's values at its ``(n, len(names))`` unit coordinates."""
+        out = dict(self.from_unit(u))
+        if set(out) != set(self.names):
+            raise ValueError(f"block {self.names}: from_unit returned {sorted(out)}; "
+                             "it must return one array per name")
+        return out
+
+
+@dataclass(frozen=True)
+class Variate:
+    """A named standard variate: a normal, or a Student-t with ``df`` degrees of freedom.
+
+    >>> Variate("z").ppf(np.array([0.5])).tolist(), Variate("t", df=4).ppf(np.array([0.5])).tolist()
+    ([0.0], [0.0])
+    """
+
+    name: str
+    df: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.df is not None and not self.df > 0:
+            raise ValueError(f"variate {self.name}: df={self.df}: must be > 0 (or None for "
+                             "a normal)")
+
+    def ppf(self, u: np.ndarray) -> np.ndarray:
+        """Values at quantiles ``u`` (clipped off 0 and 1 by 1e-12, so finite)."""
+        u = _clipped(np.asarray(u, dtype=float))
+        return norm.ppf(u) if self.df is None else t_dist.ppf(u, self.df)
+
+
+def _param_ppf(p: Param, u: np.ndarray) -> np.ndarray:
+    """A Param's values at quantiles ``u``: normal in its unconstrained scale."""
+    centre, sd = p.prior_u
+    return p.from_u(centre + sd * norm.ppf(_clipped(u)))
+
+
+#: the kinds of input a space holds
+Input = Prior | Param | Block | Variate | Alternative
+
+
 def _option_array(x: Alternative) -> np.ndarray:
     """The options as an array: floats when every option is a number, else objects."""
     if all(isinstance(o, int | float) and not isinstance(o, bool) for o in x.options):
@@ -133,60 +218,88 @@ class Draws:
             if names else np.zeros((self.n, 0))
 
 
+def _names(x: Input) -> tuple[str, ...]:
+    return x.names if isinstance(x, Block) else (x.name,)
+
+
 @dataclass(frozen=True)
 class Space:
-    """The inputs of a priced quantity: priors, alternatives and seeds (see module doc)."""
+    """The inputs of a priced quantity, one coordinate each (see module doc).
 
-    priors: tuple[Prior, ...] = ()
-    alternatives: tuple[Alternative, ...] = ()
+    ``inputs`` are any of :data:`Input`, in coordinate order; ``alternatives`` (a list,
+    or name -> options) and the ``seeds`` factor come after them.
+    """
+
+    inputs: tuple[Input, ...] = ()
     seeds: tuple[Hashable, ...] = ()
-    _inputs: dict[str, Prior | Alternative] = field(init=False, repr=False, compare=False)
+    own_fixed: bool = False
+    _inputs: dict[str, Input] = field(init=False, repr=False, compare=False)
 
-    def __init__(self, priors: Sequence[Prior] = (),
+    def __init__(self, inputs: Sequence[Input] = (),
                  alternatives: Sequence[Alternative] | Mapping[str, Sequence[Any]] = (),
-                 seeds: Sequence[Hashable] = ()) -> None:
+                 seeds: Sequence[Hashable] = (), *, own_fixed: bool = False) -> None:
         if isinstance(alternatives, Mapping):
             alternatives = [Alternative(k, tuple(v)) for k, v in alternatives.items()]
-        object.__setattr__(self, "priors", tuple(priors))
-        object.__setattr__(self, "alternatives", tuple(alternatives))
+        object.__setattr__(self, "inputs", (*inputs, *alternatives))
         object.__setattr__(self, "seeds", tuple(seeds))
-        inputs: dict[str, Prior | Alternative] = {}
-        items: list[Prior | Alternative] = [*self.priors, *self.alternatives]
+        object.__setattr__(self, "own_fixed", bool(own_fixed))
+        named: dict[str, Input] = {}
+        items: list[Input] = list(self.inputs)
         if self.seeds:
             items.append(Alternative(SEED, self.seeds))
         for x in items:
-            if not isinstance(x, Prior | Alternative):
-                raise TypeError(f"space input {x!r}: must be a Prior or an Alternative")
-            if x.name in inputs:
-                raise ValueError(f"space input name {x.name!r} appears twice"
-                                 + (f"; {SEED!r} is the seed factor" if x.name == SEED else ""))
-            inputs[x.name] = x
-        object.__setattr__(self, "_inputs", inputs)
+            if not isinstance(x, Input):
+                raise TypeError(f"space input {x!r}: must be a Prior, Param, Block, Variate "
+                                "or Alternative")
+            for name in _names(x):
+                if name in named:
+                    raise ValueError(f"space input name {name!r} appears twice"
+                                     + (f"; {SEED!r} is the seed factor" if name == SEED
+                                        else ""))
+                named[name] = x
+        object.__setattr__(self, "_inputs", named)
+
+    @property
+    def priors(self) -> tuple[Prior, ...]:
+        """The :class:`Prior` inputs, in order."""
+        return tuple(x for x in self.inputs if isinstance(x, Prior))
+
+    @property
+    def alternatives(self) -> tuple[Alternative, ...]:
+        """The :class:`Alternative` inputs (not the seed factor), in order."""
+        return tuple(x for x in self.inputs if isinstance(x, Alternative))
 
     @property
     def names(self) -> tuple[str, ...]:
-        """Every input, priors first, then alternatives, then ``seed``."""
+        """Every input's name, in order (a block's each), then ``seed``."""
         return tuple(self._inputs)
 
-    def __getitem__(self, name: str) -> Prior | Alternative:
+    def __getitem__(self, name: str) -> Input:
         if name not in self._inputs:
             raise KeyError(f"no input named {name!r}; inputs: {', '.join(self._inputs)}")
         return self._inputs[name]
 
+    def _owns(self, x: Input) -> bool:
+        if self.own_fixed or not isinstance(x, Prior | Alternative):
+            return True
+        return x.shape != "point" if isinstance(x, Prior) else len(x.options) > 1
+
     @property
     def varying(self) -> tuple[str, ...]:
-        """Inputs that can take more than one value: one unit-cube coordinate each."""
-        return tuple(k for k, x in self._inputs.items()
-                     if (x.shape != "point" if isinstance(x, Prior) else len(x.options) > 1))
+        """The inputs that own a unit-cube coordinate, in column order: those that can
+        take more than one value (every input, with ``own_fixed``)."""
+        return tuple(k for k, x in self._inputs.items() if self._owns(x))
 
     @property
     def sources(self) -> frozenset[str]:
-        """Which of :data:`SOURCES` vary in this space (what an interval from it includes)."""
+        """Which of :data:`SOURCES` vary in this space (what an interval from it includes).
+
+        Priors, Params, blocks and variates (a model's error) are all ``parameters``."""
         out = set()
         for k in self.varying:
             x = self._inputs[k]
-            out.add("parameters" if isinstance(x, Prior) else
-                    "seeds" if k == SEED else "alternatives")
+            out.add("alternatives" if isinstance(x, Alternative) and k != SEED else
+                    "seeds" if k == SEED else "parameters")
         return frozenset(out)
 
     def draws(self, u: np.ndarray) -> Draws:
@@ -202,7 +315,14 @@ class Space:
         index: dict[str, np.ndarray] = {}
         options: dict[str, tuple[Hashable, ...]] = {}
         for k, x in self._inputs.items():
-            if isinstance(x, Prior):
+            if isinstance(x, Block):
+                if k == x.names[0]:
+                    values.update(x.draw(u[:, [col[m] for m in x.names]]))
+            elif isinstance(x, Param):
+                values[k] = _param_ppf(x, u[:, col[k]])
+            elif isinstance(x, Variate):
+                values[k] = x.ppf(u[:, col[k]])
+            elif isinstance(x, Prior):
                 values[k] = x.ppf(u[:, col[k]]) if k in col else np.full(n, float(x.typical))
             else:
                 idx = x.pick(u[:, col[k]]) if k in col else np.zeros(n, dtype=np.intp)
@@ -212,8 +332,8 @@ class Space:
 
     def at(self, fixed: Mapping[str, Any] | None = None, n: int = 1) -> Draws:
         """``n`` copies of the typical point: priors at ``typical``, alternatives at
-        their defaults (seeds at the first), with ``fixed`` (name -> value, or an array
-        of ``n`` values) overriding."""
+        their defaults (seeds at the first), Params, blocks and variates at their
+        medians, with ``fixed`` (name -> value, or an array of ``n`` values) overriding."""
         fixed = dict(fixed or {})
         unknown = set(fixed) - set(self._inputs)
         if unknown:
@@ -221,6 +341,11 @@ class Space:
         d = self.draws(np.full((n, len(self.varying)), 0.5))
         values, index = dict(d.values), dict(d.index)
         for k, x in self._inputs.items():
+            if not isinstance(x, Prior | Alternative):
+                if k in fixed:
+                    values[k] = np.broadcast_to(np.asarray(fixed[k], dtype=float),
+                                                (n,)).copy()
+                continue
             if isinstance(x, Prior):
                 values[k] = np.broadcast_to(np.asarray(fixed.get(k, x.typical), dtype=float),
                                             (n,)).copy()
