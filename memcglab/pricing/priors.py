@@ -131,7 +131,15 @@ def cross_socket_prior(profile: MachineProfile) -> Prior:
 
 
 def busiest_cpu_prior(cpus_per_flow: int) -> Prior:
-    """``busiest_cpu_share`` for a flow that keeps ``cpus_per_flow`` hardware threads busy."""
+    """``busiest_cpu_share`` for a flow that keeps ``cpus_per_flow`` hardware threads busy.
+
+    ``memcglab predict`` draws the same quantity from another prior,
+    :func:`memcglab.scenario.work.busiest_share_prior` (from an instance's task count:
+    0.5, mode 0.625, 1.0 for a pair, where this gives 0.5, 0.6, 1.0). Both are registered
+    inputs (this one of the studies' preregistrations, that one of predict's registered
+    predictions), so each keeps its numbers: one prior for both would change registered
+    results.
+    """
     if cpus_per_flow == 1:
         return Prior("busiest_cpu_share", "fraction", 1.0, 1.0, 1.0, "point",
                      "one task per flow: all on one CPU")

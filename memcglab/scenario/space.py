@@ -1,17 +1,20 @@
 """The points a prediction is priced at: calibrated unknowns, hardware priors, alternatives.
 
 One scrambled Sobol design (``scipy.stats.qmc``) in the unit cube, one coordinate per
-uncertain input, maps to values:
+uncertain input, maps to values through the package's one space of inputs
+(:class:`memcglab.uncertainty.Space`, built by :func:`scenario_space`):
 
 * the calibrated unknowns (:mod:`memcglab.scenario.model`), jointly, through the
   posterior's normal approximation (:meth:`memcglab.calibration.Calibration.from_unit`);
   those the calibration does not hold (a cost family, or a machine family it has no
   data on) from their priors;
 * the charge path's hardware costs, the clock and ``smt_gain`` from the machine
-  profile's priors, and the busiest CPU's share
+  profile's priors (:data:`memcglab.pricing.SMT_GAIN_FALLBACK` for a profile without
+  ``smt_gain``), and the busiest CPU's share
   (:func:`memcglab.scenario.work.busiest_share_prior`);
 * the model's relative error on the size of an effect (``sigma_rel``, calibrated) and
-  on absolute rates (``sigma_abs``), each with a standard normal;
+  on absolute rates (``sigma_abs``), each with a standard variate
+  (:class:`memcglab.uncertainty.Variate`);
 * which of the priced modelling-alternative combinations a point uses.
 
 With ``--calibration none`` the unknowns come from :data:`PRIORS` alone and the model's
@@ -23,18 +26,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm, qmc
-from scipy.stats import t as t_dist
+from scipy.stats import qmc
 
 from memcglab.calibration.files import CalibrationFile
 from memcglab.calibration.posterior import Param
 from memcglab.cost import CostParams
 from memcglab.hardware import MachineProfile
+from memcglab.pricing.priors import SMT_GAIN_FALLBACK
 from memcglab.scenario.terms import DEFAULT_TERMS, Terms
 from memcglab.scenario.work import FIXED, UNIT, busiest_share_prior
-from memcglab.uncertainty import Prior
+from memcglab.uncertainty import Alternative, Block, Input, Prior, Space, Variate
 
-__all__ = ["PRIORS", "TAU_PARAM", "TAU_PRIOR", "Draws", "derived", "draw", "unknown_params"]
+__all__ = ["DESIGN", "PRIORS", "TAU_PARAM", "TAU_PRIOR", "Draws", "derived", "draw",
+           "scenario_space", "unknown_params"]
 
 #: spread (log units) of a machine family's hold-time deviation from the pooled scale,
 #: when no calibration says it
@@ -77,9 +81,17 @@ def unknown_params(cost_family: str, unit: str, terms: Terms = DEFAULT_TERMS) ->
     return out
 
 
+#: the coordinates of predict's design that are not inputs of the model: the alternative
+#: combination and the error model's variates (:class:`Draws` holds them apart)
+DESIGN = ("alternative", "z_change", "z_rate", "z_add")
+
+
 @dataclass(frozen=True)
 class Draws:
-    """Values of every input at every point (B), plus each point's alternative index."""
+    """Values of every input at every point (B), plus each point's alternative index.
+
+    A view of the one space's draws (:func:`scenario_space`, :meth:`Space.draws`): the
+    model's inputs in ``values``, the alternative's index and the error variates apart."""
 
     values: dict[str, np.ndarray]
     which: np.ndarray
@@ -94,27 +106,33 @@ class Draws:
     unit: np.ndarray | None = None
 
 
-def draw(profile: MachineProfile, cost_family: str, unit: str, tasks: int, combos: int,
-         points: int, seed: int, calibration: CalibrationFile | None,
-         terms: Terms = DEFAULT_TERMS, unit_points: np.ndarray | None = None) -> Draws:
-    """``points`` quasi-random points of everything a scenario's price depends on.
+def scenario_space(profile: MachineProfile, cost_family: str, unit: str, tasks: int,
+                   combos: int, calibration: CalibrationFile | None,
+                   terms: Terms = DEFAULT_TERMS) -> Space:
+    """The space a scenario's price is drawn over, in its design's column order.
 
-    ``unit_points`` (points, dims) replaces the Sobol design: the same inputs at given
-    points of the unit cube (how :mod:`memcglab.scenario.band` resamples one group)."""
+    The calibration's unknowns (one :class:`~memcglab.uncertainty.Block`), the free
+    unknowns (:class:`~memcglab.calibration.Param`), the hardware priors, the
+    ``alternative`` combination, the variates ``z_change`` (Student-t with 4 degrees of
+    freedom for ``student``), ``z_rate`` and ``z_add``, and, for an unseen machine
+    family whose spread the calibration fitted, that family's standard normal deviation
+    (:func:`draw` scales it by ``hold_tau``). Every input owns a coordinate, a point
+    prior's and a single combination's too (``own_fixed``): the Sobol design, and so
+    every registered prediction, depends on its columns.
+    """
     hw = [n for n in CostParams.names() if n != "c2c_transfer"] + ["cpu_ghz", "smt_gain"]
     hw_priors: list[Prior] = [profile.priors[n] for n in hw if n in profile.priors]
     if "smt_gain" not in profile.priors:
-        hw_priors.append(Prior("smt_gain", "fraction", 0.05, 0.25, 0.45, "triangular",
-                               "Marr et al., ITJ 2002; Bulpin and Pratt 2004 (SMT gains)"))
+        hw_priors.append(SMT_GAIN_FALLBACK)
     if terms.busiest_share:
         hw_priors.append(busiest_share_prior(tasks))
     needed = {p.name: p for p in unknown_params(cost_family, unit, terms)}
-    calibrated: list[str] = []
+    inputs: list[Input] = []
     dev = f"hold_dev:{profile.family}"
     unseen = False
     if calibration is not None:
         names = calibration.calibration.names
-        calibrated = list(names)
+        inputs.append(Block(names, calibration.calibration.from_unit))
         for n in names:
             needed.pop(n, None)
         if terms.family_deviation and dev not in names:
@@ -124,40 +142,40 @@ def draw(profile: MachineProfile, cost_family: str, unit: str, tasks: int, combo
                 needed[dev] = Param(dev, "log", 0.0, calibration.tau,
                                     "no data on this machine family: the pooled spread of "
                                     "family deviations", positive=False)
-    free = list(needed.values())
-    dims = len(calibrated) + len(free) + len(hw_priors) + 4 + int(unseen)
+    # equal weights: the alternative's index is floor(u * combos), up to the rounding of
+    # k / combos, which a scrambled Sobol point (a multiple of 2**-32) never falls within
+    inputs += [*needed.values(), *hw_priors, Alternative("alternative", tuple(range(combos))),
+               Variate("z_change", 4 if terms.error == "student" else None),
+               Variate("z_rate"), Variate("z_add"), *([Variate(dev)] if unseen else [])]
+    return Space(inputs, own_fixed=True)
+
+
+def draw(profile: MachineProfile, cost_family: str, unit: str, tasks: int, combos: int,
+         points: int, seed: int, calibration: CalibrationFile | None,
+         terms: Terms = DEFAULT_TERMS, unit_points: np.ndarray | None = None) -> Draws:
+    """``points`` quasi-random points of everything a scenario's price depends on:
+    :func:`scenario_space`'s draws at a scrambled Sobol design.
+
+    ``unit_points`` (points, dims) replaces the Sobol design: the same inputs at given
+    points of the unit cube (how :mod:`memcglab.scenario.band` resamples one group)."""
+    s = scenario_space(profile, cost_family, unit, tasks, combos, calibration, terms)
+    dims = len(s.varying)
     if unit_points is None:
         u = qmc.Sobol(dims, scramble=True, seed=seed).random(points)
     else:
         u = np.asarray(unit_points, dtype=float)
         if u.shape != (points, dims):
             raise ValueError(f"unit_points has shape {u.shape}: must be ({points}, {dims})")
-    columns = (*calibrated, *(p.name for p in free), *(p.name for p in hw_priors),
-               "alternative", "z_change", "z_rate", "z_add", *([dev] if unseen else []))
-    k = 0
-    values: dict[str, np.ndarray] = {}
-    if calibration is not None:
-        values.update(calibration.calibration.from_unit(u[:, :len(calibrated)]))
-        k = len(calibrated)
-    for p in free:
-        centre, sd = p.prior_u
-        values[p.name] = p.from_u(centre + sd * norm.ppf(np.clip(u[:, k], 1e-12, 1 - 1e-12)))
-        k += 1
-    for prior in hw_priors:
-        values[prior.name] = np.asarray(prior.ppf(u[:, k]), dtype=float)
-        k += 1
-    which = np.minimum((u[:, k] * combos).astype(np.int64), combos - 1)
-    uz = np.clip(u[:, k + 1:k + 4], 1e-12, 1 - 1e-12)
-    z = norm.ppf(uz)
-    z_change = t_dist.ppf(uz[:, 0], 4) if terms.error == "student" else z[:, 0]
-    if unseen:
-        values[dev] = values[TAU_PARAM.name] * norm.ppf(np.clip(u[:, k + 4], 1e-12,
-                                                                1 - 1e-12))
+    d = s.draws(u)
+    values = {k: v for k, v in d.values.items() if k not in DESIGN}
+    dev = f"hold_dev:{profile.family}"
+    if dev in s.names and isinstance(s[dev], Variate):
+        values[dev] = values[TAU_PARAM.name] * values[dev]
     if calibration is None:
         for name in ("sigma_rel", "sigma_abs", "sigma_add"):
             values[name] = np.zeros(points)
-    return Draws(values=values, which=which, z_change=z_change, z_rate=z[:, 1],
-                 z_add=z[:, 2], columns=columns, unit=u)
+    return Draws(values=values, which=d.index["alternative"], z_change=d["z_change"],
+                 z_rate=d["z_rate"], z_add=d["z_add"], columns=s.varying, unit=u)
 
 
 def derived(profile: MachineProfile, cost_family: str, values: dict[str, np.ndarray],

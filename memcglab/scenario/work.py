@@ -101,6 +101,13 @@ def busiest_share_prior(tasks: int) -> Prior:
     operation's work over them; perfectly even is ``1 / tasks``. A loopback pair is
     uneven (the sender also runs the receive softirq), so the mode sits above even,
     at ``1.25 / tasks``, and the bound at twice even (all on one of each pair).
+
+    The studies draw the same quantity from another prior,
+    :func:`memcglab.pricing.priors.busiest_cpu_prior` (0.5, mode 0.6, 1.0 for any flow on
+    two or more CPUs; this one gives a pair 0.5, 0.625, 1.0). Both are registered inputs
+    (this one of predict's registered predictions, that one of the studies'
+    preregistrations), so each keeps its numbers: one prior for both would change
+    registered results.
     """
     if tasks <= 1:
         return Prior("busiest_cpu_share", "fraction", 1.0, 1.0, 1.0, "point",
