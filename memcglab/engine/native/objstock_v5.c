@@ -257,24 +257,6 @@ static void v5_drain_obj_stock(const state *S, int64_t idx, int64_t cpu, int nes
 }
 
 /*
- * obj_stock_flush_required(): the cached objcg's memcg is in the subtree (v5.14: the
- * task stock, as the work runs in task context, then the irq stock). The kernel takes
- * the CPU's memcg_stock_pcp; here the CPU names it.
- */
-static int v5_obj_stock_flush_required(const state *S, int64_t cpu, int64_t root)
-{
-	int64_t nobj = G(G_NOBJ);
-
-	for (int64_t i = 0; i < nobj; i++) {
-		int64_t o = OB(OB_CACHED, cpu * nobj + i);
-
-		if (o >= 0 && mem_cgroup_is_descendant(S, OC(OC_MEMCG, o), root))
-			return 1;
-	}
-	return 0;
-}
-
-/*
  * refill_obj_stock(): v5.9 and 68ac5b3c8db2 drain the whole stock past a page; from
  * 5387c90490f7 on, whole pages are uncharged after the irq-off section and the sub-page
  * rest stays (allow_uncharge false for a charge's remainder).
@@ -386,7 +368,10 @@ static void v5_drain_cpu_if_needed(const state *S, int64_t cpu, int64_t root, in
 {
 	if (G(G_OBJERA) == OE_MEMCG_CACHES)
 		return;	/* no obj stock in this era: drain_all_stock drains the memcg stock only */
-	if (v5_obj_stock_flush_required(S, cpu, root))
+	/* obj_stock_flush_required(): the cached objcg's memcg in the subtree (v5.14: the
+	 * task stock, as the work runs in task context, then the irq stock), the same
+	 * test as the later eras' (objstock.c) */
+	if (obj_flush_required(S, cpu, root))
 		v5_drain_local_obj_stock(S, cpu, nested);
 }
 
