@@ -6,6 +6,7 @@ Layout of a sweep's output directory::
     OUT/runs/<run_id>/notebook.ipynb   the executed notebook (kept for failed runs too)
     OUT/runs/<run_id>/result.json      the notebook's sidecar (record_result)
     OUT/runs/<run_id>/run.json         the run's record, written last
+    OUT/runs/<run_id>/kernel.log       the Jupyter kernel's own output, kept if there was any
     OUT/results.parquet             one row per run of the grid
 
 ``run.json`` is the commit point: it is written atomically after the notebook has
@@ -52,6 +53,7 @@ __all__ = ["INTERRUPTED", "RunJob", "SweepSummary", "execute_run", "load_record"
 
 RUN_FILE = "run.json"
 NOTEBOOK_FILE = "notebook.ipynb"
+KERNEL_LOG_FILE = "kernel.log"
 SWEEP_FILE = "sweep.json"
 #: the status of a run stopped by an interruption: it has no run.json and runs again
 INTERRUPTED = "interrupted"
@@ -135,6 +137,14 @@ def _in_own_thread(fn: Callable[..., Any], run: stopping.RunHandle | None = None
     return outcome.get("value")
 
 
+def _drop_if_empty(path: Path) -> None:
+    try:
+        if path.stat().st_size == 0:
+            path.unlink()
+    except FileNotFoundError:
+        pass
+
+
 def _describe_error(exc: BaseException, timeout: float) -> str:
     name = type(exc).__name__
     if name == "PapermillExecutionError":
@@ -190,7 +200,7 @@ def execute_run(job: RunJob) -> dict[str, Any]:
         if run.stopped:
             return _record(job, INTERRUPTED, None, {}, started, None)
         directory.mkdir(parents=True, exist_ok=True)
-        for stale in (RUN_FILE, RESULT_FILE):
+        for stale in (RUN_FILE, RESULT_FILE, KERNEL_LOG_FILE):
             (directory / stale).unlink(missing_ok=True)
         params = {**job.spec.as_dict(), "output_dir": str(directory)}
         error = None
@@ -202,7 +212,7 @@ def execute_run(job: RunJob) -> dict[str, Any]:
                 output_path=str(directory / NOTEBOOK_FILE),
                 parameters=params,
                 kernel_name=job.kernel,
-                kernel_manager_class=run.kernel_manager_class(),
+                kernel_manager_class=run.kernel_manager_class(directory / KERNEL_LOG_FILE),
                 progress_bar=False,
                 cwd=str(Path(job.notebook_path).parent),
                 # timeout_func sets each cell's limit; the int trait covers nbclient's other
@@ -216,9 +226,12 @@ def execute_run(job: RunJob) -> dict[str, Any]:
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
             )
         except Exception as exc:
+            _drop_if_empty(directory / KERNEL_LOG_FILE)
             if run.stopped:  # its kernel was killed on purpose: not a failure of the run
                 return _record(job, INTERRUPTED, None, {}, started, time.monotonic() - t0)
             error = _describe_error(exc, job.timeout)
+        else:
+            _drop_if_empty(directory / KERNEL_LOG_FILE)
         result: dict[str, Any] = {}
         if error is None:
             result, error = _read_result(directory)

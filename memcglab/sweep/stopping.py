@@ -53,8 +53,14 @@ class RunHandle:
         """True once :func:`stop` was called for this run's token (or for every run)."""
         return stopped(self.token)
 
-    def kernel_manager_class(self) -> type:
-        """nbclient's default kernel manager, registering each kernel it starts with this run."""
+    def kernel_manager_class(self, log_path: str | os.PathLike[str] | None = None) -> type:
+        """nbclient's default kernel manager, registering each kernel it starts with this run.
+
+        With ``log_path``, the kernel's own stdout and stderr (not its cells', which the
+        notebook keeps) go to that file instead of the sweep's terminal: a kernel killed
+        while it shuts down may log a traceback from its sockets, which is no error of
+        the run and would bury the sweep's one-line report.
+        """
         from jupyter_client.manager import AsyncKernelManager
 
         run = self
@@ -62,7 +68,11 @@ class RunHandle:
         class RunKernelManager(AsyncKernelManager):
             async def start_kernel(self, **kw: Any) -> None:
                 run.managers.append(self)
-                await super().start_kernel(**kw)
+                if log_path is None:
+                    await super().start_kernel(**kw)
+                else:
+                    with open(log_path, "ab") as log:  # the kernel keeps its own copy of the fd
+                        await super().start_kernel(stdout=log, stderr=log, **kw)
                 if run.stopped:  # stopped while the kernel was starting
                     run.kill_kernels()
 
