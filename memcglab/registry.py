@@ -147,6 +147,10 @@ class ModelEntry:
     #: the scenario contract's ``obj_stock`` name of its obj stock (:data:`OBJ_STOCK_ERAS`),
     #: or None when the scenario contract names none (``multi-fix2``, ``pcstock``)
     obj_stock_era: str | None = None
+    #: the scenario contract's ``page_counter_layout`` of its era (revision 2): the struct
+    #: page_counter its kernel has (memcglab.layout.pclines.PAGE_COUNTER_LAYOUTS); every
+    #: era ported so far is v6.1 or later, where ``usage`` has a cache line of its own
+    page_counter_layout: str = "v6.1"
     stock_kind: str = "memcg"
     in_scenarios: bool = True
     colour: str | None = None

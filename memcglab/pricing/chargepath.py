@@ -101,10 +101,15 @@ def _inputs(point: Mapping[str, ArrayLike], p: int, load: FlowLoad
     return (sizes.pop() if sizes else 1), out
 
 
-def price_flows(load: FlowLoad, point: Mapping[str, ArrayLike]) -> NetworkResult:
+def price_flows(load: FlowLoad, point: Mapping[str, ArrayLike],
+                extra_shared: np.ndarray | None = None) -> NetworkResult:
     """The network of ``load`` at every point and flow count, ``(B, P)`` (module doc).
 
-    The result's ``per_instance`` is units of work per second per flow.
+    ``extra_shared`` adds transfers per unit to each shared line at each point, ``(B, L)``:
+    transfers that depend on the point's own solution (the layout term's re-acquisitions
+    of a line that another CPU took between a walk's write and its later reads,
+    :mod:`memcglab.pricing.layout`), which a load's counts cannot hold. The result's
+    ``per_instance`` is units of work per second per flow.
     """
     flows = np.asarray(load.flows, dtype=np.int64)[None, :]                 # (1, P)
     b, v = _inputs(point, flows.size, load)
@@ -128,7 +133,15 @@ def price_flows(load: FlowLoad, point: Mapping[str, ArrayLike]) -> NetworkResult
     hold_cycles = (1.0 - x) * h[..., None] + x * hc[..., None]
     # cycles per unit first, then seconds, as for the CPU and the private lines: the
     # order predict's pinned calibration was fitted in, so its numbers are bit-identical
-    lines = load.shared[None, :, :] * hold_cycles / hz[..., None]
+    shared = load.shared[None, :, :]
+    if extra_shared is not None:
+        extra = np.asarray(extra_shared, dtype=float)
+        if extra.ndim != 2 or extra.shape[1] != len(load.shared_names) \
+                or extra.shape[0] not in (1, b) or not np.all(np.isfinite(extra) & (extra >= 0)):
+            raise ValueError(f"extra_shared has shape {extra.shape}: must be (B, "
+                             f"{len(load.shared_names)}) transfers >= 0 per point and line")
+        shared = shared + extra[:, None, :]
+    lines = shared * hold_cycles / hz[..., None]
     return closed_network(flows, cpu, private, lines, load.shared_names)
 
 

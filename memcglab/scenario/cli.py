@@ -84,14 +84,18 @@ def run(args: argparse.Namespace) -> int:
             scenarios.append(load_scenario(f))
         except ScenarioError as e:
             return _fail(str(e))
-    # machine profiles are checked before any simulation too
+    # machine profiles, and what the model cannot price yet, before any simulation too
     from memcglab.scenario.machine import resolve_machine
+    from memcglab.scenario.model import unpriced
 
     for s in scenarios:
         try:
             resolve_machine(s.machine, s.file)
         except ScenarioError as e:
             return _fail(str(e))
+        refused = unpriced(s)
+        if refused is not None:
+            return _fail(str(refused))
     results = []
     collected: list = [] if draws is not None else None
     for s in scenarios:

@@ -34,7 +34,7 @@ from functools import lru_cache
 import numpy as np
 
 from memcglab.engine import Engine
-from memcglab.events import EVENT_NAMES, PROFILE_EVENT_NAMES, ChargeEvents
+from memcglab.events import EVENT_NAMES, OBJ_ERA_EVENTS, PROFILE_EVENT_NAMES, ChargeEvents
 from memcglab.scenario.spec import Design
 from memcglab.trace import (
     OP_CGROUP,
@@ -115,15 +115,26 @@ def _delta(after: ChargeEvents, before: ChargeEvents) -> ChargeEvents:
                         per_memcg=per_memcg, memcg_ids=after.memcg_ids)
 
 
-def _replay(bt: BenchmarkTrace, design: Design, seed: int) -> ChargeEvents:
+def _replay(bt: BenchmarkTrace, design: Design, seed: int
+            ) -> tuple[ChargeEvents, dict[str, int]]:
+    """The measured part's events, and (with an ``obj_stock`` era) the era's own event
+    totals (:data:`memcglab.events.OBJ_ERA_EVENTS`, which the engine counts as totals)."""
     engine = Engine(bt.trace.cpus, design.model, design.slots, seed, design.batch,
                     events=True, source=bt.trace.source, refill=design.refill,
-                    nodes=bt.trace.nodes)
+                    nodes=bt.trace.nodes, obj_stock=design.obj_stock)
     ops = bt.trace.ops
     engine.feed(ops[:bt.warmup_rows])
-    warm = engine.events()
+    warm, warm_era = engine.events(), _era_totals(engine)
     engine.feed(ops[bt.warmup_rows:])
-    return _delta(engine.events(), warm)
+    era = {k: v - warm_era[k] for k, v in _era_totals(engine).items()}
+    return _delta(engine.events(), warm), era
+
+
+def _era_totals(engine: Engine) -> dict[str, int]:
+    if engine.obj_stock is None:
+        return {}
+    counts = engine.counts()
+    return {k: counts[k] for k in OBJ_ERA_EVENTS}
 
 
 def kernel_counts(spec: BenchmarkSpec, design: Design, seed: int = 0) -> KernelCounts:
@@ -136,11 +147,13 @@ def kernel_counts(spec: BenchmarkSpec, design: Design, seed: int = 0) -> KernelC
     nops = bt.operations
     if design.model == "none":
         zero = dict.fromkeys((*EVENT_NAMES, *PROFILE_EVENT_NAMES), 0.0)
+        if design.obj_stock is not None:
+            zero.update(dict.fromkeys(OBJ_ERA_EVENTS, 0.0))
         empty = np.zeros(0)
         return KernelCounts(design, bt.operation, nops, zero, (), empty, empty, empty,
                             empty.astype(np.int64), 0.0, 0.0)
-    ev = _replay(bt, design, seed)
-    totals = {**ev.totals(), **ev.profile_totals()}
+    ev, era = _replay(bt, design, seed)
+    totals = {**ev.totals(), **ev.profile_totals(), **era}
     per_op = {k: float(v) / nops for k, v in totals.items()}
     parents = _parents(bt)
     ids = [int(i) for i in ev.memcg_ids]

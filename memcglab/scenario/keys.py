@@ -24,7 +24,8 @@ from memcglab.models import MODEL_NAMES as REPLAY_MODELS
 from memcglab.workloads.catalogue.spec import FAMILIES as CATALOGUE_FAMILIES
 from memcglab.workloads.catalogue.spec import LAYOUTS, MAX_INSTANCES, keys_of
 
-__all__ = ["DESIGN_KEYS", "FAMILIES", "LAYOUTS", "MACHINE_FAMILIES", "MODEL_NAMES",
+__all__ = ["DESIGN_KEYS", "ERA_KEYS", "FAMILIES", "cgroup_v1_problem", "obj_stock_problem",
+           "LAYOUTS", "MACHINE_FAMILIES", "MODEL_NAMES",
            "compiled_problem", "design_models",
            "WORKLOAD_TESTS", "KeySpec", "workload_keys", "MAX_INSTANCES"]
 
@@ -127,4 +128,54 @@ DESIGN_KEYS: dict[str, KeySpec] = {
     "slots": _int(7, 1, 255, " (NR_MEMCG_STOCK)"),
     "refill": _choice("always", "always", "not-in-irq", "never"),
     "sk_reclaim": _choice("eager", "eager", "lazy"),
+}
+
+
+def obj_stock_problem(model: str, era: str) -> str | None:
+    """Why obj-stock era ``era`` cannot run beside ``model`` in a scenario, or None.
+
+    The registry says which models an era runs beside (an era whose obj stock is part
+    of another model's memcg stock cannot), and a scenario counts with the compiled
+    engine, so the era needs its compiled twin.
+
+    >>> obj_stock_problem("multi", "v5.14") is None
+    True
+    >>> obj_stock_problem("single", "v5.9")  # doctest: +ELLIPSIS
+    "cannot run beside model 'single' (the registry runs v5.9 beside multi, ...)"
+    """
+    entry = registry.model(model)
+    if entry.obj_stock_era == era:
+        return None
+    runs = registry.obj_era_models(era)
+    if model not in runs:
+        return (f"cannot run beside model {model!r} (the registry runs {era} beside "
+                f"{', '.join(runs)}: single's memcg stock holds its own obj stock)")
+    if registry.obj_era(era).compiled is None:
+        return "has no compiled implementation, which a scenario's counts need"
+    return None
+
+
+def cgroup_v1_problem(model: str) -> str | None:
+    """Why ``model`` cannot run on cgroup v1 in a scenario, or None (the engine's rule:
+    :func:`memcglab.models.check_cgroup_version`, a page_counter stock has no v1 port)."""
+    from memcglab.models import check_cgroup_version
+
+    try:
+        check_cgroup_version(model, 1, False)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _layouts() -> tuple[str, ...]:
+    from memcglab.layout.pclines import PAGE_COUNTER_LAYOUTS
+
+    return PAGE_COUNTER_LAYOUTS
+
+
+#: revision 2's per-design era keys: name -> their valid values now (the registry's obj-stock
+#: eras, the struct catalogue's page_counter layouts); their default is the model's own
+ERA_KEYS = {
+    "obj_stock": lambda: tuple(registry.OBJ_STOCK_ERAS),
+    "page_counter_layout": _layouts,
 }

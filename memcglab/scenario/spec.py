@@ -42,13 +42,16 @@ from typing import Any
 from memcglab import registry
 from memcglab.scenario.keys import (
     DESIGN_KEYS,
+    ERA_KEYS,
     FAMILIES,
     LAYOUTS,
     MACHINE_FAMILIES,
     WORKLOAD_TESTS,
     KeySpec,
+    cgroup_v1_problem,
     compiled_problem,
     design_models,
+    obj_stock_problem,
     workload_keys,
 )
 
@@ -89,6 +92,10 @@ class Cgroups:
     layout: str = "lkp"
     depth: int = 2
     protection: bool = False
+    #: cgroup version (revision 2): on 1 kernel memory also charges memcg->kmem
+    version: int = 2
+    #: cgroup v1 with swap accounting: the memsw counter too
+    swap: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,20 @@ class Design:
     slots: int = 7
     refill: str = "always"
     sk_reclaim: str = "eager"
+    #: revision 2's ``obj_stock``: an obj-stock era to run beside the model; None is the
+    #: model's own era (its registry entry's ``obj_stock_era``)
+    obj_stock: str | None = None
+    #: revision 2's ``page_counter_layout``; None is the model's era's (its registry
+    #: entry's ``page_counter_layout``)
+    page_counter_layout: str | None = None
+
+    @property
+    def layout(self) -> str | None:
+        """The struct page_counter layout this kernel runs (None for ``model = "none"``,
+        which walks no counter)."""
+        if self.page_counter_layout is not None or self.model == "none":
+            return self.page_counter_layout
+        return registry.model(self.model).page_counter_layout
 
 
 @dataclass(frozen=True)
@@ -213,7 +234,8 @@ def _machine(file: object, m: dict[str, Any]) -> Machine:
 
 
 def _cgroups(file: object, c: dict[str, Any]) -> Cgroups:
-    _unknown(file, "cgroups", c, {"layout": 1, "depth": 1, "protection": 1})
+    _unknown(file, "cgroups", c, {"layout": 1, "depth": 1, "protection": 1, "version": 1,
+                                  "swap": 1})
     layout = c.get("layout", "lkp")
     if layout not in LAYOUTS:
         raise ScenarioError(file, "cgroups.layout", f"{layout!r} is unknown", ", ".join(LAYOUTS))
@@ -228,7 +250,18 @@ def _cgroups(file: object, c: dict[str, Any]) -> Cgroups:
     if not isinstance(protection, bool):
         raise ScenarioError(file, "cgroups.protection", f"{protection!r} is not a boolean",
                             "true, false")
-    return Cgroups(layout=layout, depth=depth, protection=protection)
+    version = c.get("version", 2)
+    if isinstance(version, bool) or version not in (1, 2):
+        raise ScenarioError(file, "cgroups.version", f"{version!r} is unknown", "1, 2")
+    swap = c.get("swap", False)
+    if not isinstance(swap, bool):
+        raise ScenarioError(file, "cgroups.swap", f"{swap!r} is not a boolean", "true, false")
+    if swap and version != 1:
+        raise ScenarioError(file, "cgroups.swap", "true needs cgroup v1 (cgroup v2 charges "
+                            "swap to its own counter, off the memory charge path)",
+                            "false, or version = 1")
+    return Cgroups(layout=layout, depth=depth, protection=protection, version=version,
+                   swap=swap)
 
 
 def _workload(file: object, w: dict[str, Any]) -> Workload:
@@ -309,7 +342,7 @@ def _measured(file: object, m: Any) -> Measured:
 
 def _design(file: object, which: str, d: dict[str, Any]) -> Design:
     d = {k: v for k, v in d.items() if not (which == "base" and k == "measured")}
-    _unknown(file, which, d, {"model": 1, **DESIGN_KEYS})
+    _unknown(file, which, d, {"model": 1, **DESIGN_KEYS, **ERA_KEYS})
     models = design_models()  # live: a plugin registered after import counts
     if "model" not in d:
         raise ScenarioError(file, f"{which}.model", "missing", ", ".join(models))
@@ -328,7 +361,36 @@ def _design(file: object, which: str, d: dict[str, Any]) -> Design:
         raise ScenarioError(file, f"{which}.batch", f"{vals['batch']} is too large for "
                             f"{d['model']!r} ({entry.batch_max_reason})",
                             f"1..{limit} for {d['model']!r}")
-    return Design(model=d["model"], **vals)
+    eras = {k: _era(file, which, k, d["model"], d[k]) for k in ERA_KEYS if k in d}
+    return Design(model=d["model"], **vals, **eras)
+
+
+def _era(file: object, which: str, key: str, model: str, value: Any) -> str:
+    """A design's ``obj_stock`` or ``page_counter_layout`` (revision 2), checked against
+    the registry's eras and layouts and against what the model can run beside."""
+    where = f"{which}.{key}"
+    valid = ERA_KEYS[key]()
+    if value not in valid:
+        raise ScenarioError(file, where, f"{value!r} is unknown", ", ".join(valid))
+    if model == "none":
+        raise ScenarioError(file, where, "is given for model 'none', which charges nothing "
+                            "(the root memcg)", "no such key with model = \"none\"")
+    if key == "obj_stock":
+        problem = obj_stock_problem(model, value)
+        if problem:
+            raise ScenarioError(file, where, f"{value!r} {problem}", ", ".join(
+                e for e in valid if not obj_stock_problem(model, e)))
+    return value
+
+
+def _cgroup_fits(file: object, cgroups: Cgroups, which: str, design: Design) -> None:
+    if design.model == "none" or cgroups.version == 2:
+        return
+    problem = cgroup_v1_problem(design.model)
+    if problem:
+        raise ScenarioError(file, "cgroups.version", f"1 cannot run {which}.model = "
+                            f"{design.model!r} ({problem})",
+                            "2, or a model without a page_counter stock")
 
 
 def parse_scenario(doc: dict[str, Any], file: object = "<scenario>") -> Scenario:
@@ -345,12 +407,16 @@ def parse_scenario(doc: dict[str, Any], file: object = "<scenario>") -> Scenario
         raise ScenarioError(file, "name", f"{name!r} is not a non-empty string", "free text")
     base = _table(file, doc, "base")
     measured = _measured(file, base["measured"]) if "measured" in base else None
-    return Scenario(file=str(file), name=name,
-                    machine=_machine(file, _table(file, doc, "machine")),
-                    cgroups=_cgroups(file, _table(file, doc, "cgroups")),
-                    workload=_workload(file, _table(file, doc, "workload")),
-                    base=_design(file, "base", base),
-                    new=_design(file, "new", _table(file, doc, "new")), measured=measured)
+    machine = _machine(file, _table(file, doc, "machine"))
+    cgroups = _cgroups(file, _table(file, doc, "cgroups"))
+    workload = _workload(file, _table(file, doc, "workload"))
+    designs = {w: _design(file, w, base if w == "base" else _table(file, doc, w))
+               for w in ("base", "new")}
+    for which, design in designs.items():
+        _cgroup_fits(file, cgroups, which, design)
+    return Scenario(file=str(file), name=name, machine=machine, cgroups=cgroups,
+                    workload=workload, base=designs["base"], new=designs["new"],
+                    measured=measured)
 
 
 def load_scenario(path: str | Path) -> Scenario:
