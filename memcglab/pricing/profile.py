@@ -119,7 +119,34 @@ def function_cycles(per_op: Mapping[str, float], cost: Mapping[str, np.ndarray],
             + g("obj_cgroup_uncharge") * (c["call"] + c["stock_lock"] + c["percpu_rmw"])
             + g("obj_drains") * (c["call"] + c["atomic_rmw"] + c["percpu_rmw"])
             + g("obj_flushes") * c["call"])
-    total = tcm + obj_own + (1.0 - from_charges) * rs + (pcu - drain_walks) + rest
+    total = tcm + obj_own + (1.0 - from_charges) * rs + (pcu - drain_walks) + rest \
+        + _obj_era_cycles(per_op, c)
     return {"try_charge_memcg": tcm, "page_counter_try_charge": pct,
             "page_counter_uncharge": pcu, "refill_stock": rs, "drain_stock": ds,
             "obj_cgroup_charge": occ, "total": total}
+
+
+def _obj_era_cycles(per_op: Mapping[str, float], c: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The older obj-stock eras' own work per operation (:data:`memcglab.events.OBJ_ERA_EVENTS`,
+    0 in the eras that do not count them), outside the six functions: the slab hooks call
+    it after ``obj_cgroup_charge`` and before ``obj_cgroup_uncharge``.
+
+    * ``mod_objcg_state``: a call, interrupts off and on around the per-CPU work
+      (``stock_lock``'s price) and one per-CPU write (v5.9: the objcg-to-memcg and lruvec
+      lookups; v5.14-vmstat on: the stock's cached stat bytes);
+    * ``memcg_stat_updates`` (``__mod_memcg_lruvec_state``): a call and three per-CPU
+      writes (the memcg's, the lruvec's and the node's counters);
+    * ``memcg_stat_flushes``: an atomic add into each ancestor's counter (the walk's
+      levels). These counters are shared lines, but a flush comes once per
+      ``MEMCG_CHARGE_BATCH`` pages' worth of bytes per CPU, so their transfers are not
+      queued as stations (a modelling choice: they would be at most one in 64 charges);
+    * ``slab_page_charges`` / ``_uncharges`` (memcg-caches): a call each; their page
+      counter work is in the charges and uncharges the engine counts.
+    """
+    g = lambda name: _g(per_op, name)  # noqa: E731
+    walks = g("walks")
+    levels = g("walk_levels") / walks if walks > 0 else 1.0
+    return (g("mod_objcg_state") * (c["call"] + c["stock_lock"] + c["percpu_rmw"])
+            + g("memcg_stat_updates") * (c["call"] + 3.0 * c["percpu_rmw"])
+            + g("memcg_stat_flushes") * levels * c["atomic_rmw"]
+            + (g("slab_page_charges") + g("slab_page_uncharges")) * c["call"])
