@@ -38,6 +38,7 @@ from memcglab import registry
 from memcglab.cost import CostParams, default_scan_lines
 from memcglab.hardware import MachineProfile
 from memcglab.pricing.chargepath import price_flows
+from memcglab.pricing.layout import reacquisitions, written_lines
 from memcglab.pricing.load import FlowLoad
 from memcglab.pricing.profile import FUNCTIONS, function_cycles
 from memcglab.scenario.counts import KernelCounts, built, kernel_counts
@@ -53,6 +54,10 @@ __all__ = ["MAX_TRACES", "Priced", "ScenarioModel", "line_label", "unpriced"]
 #: most modelling-alternative combinations a prediction replays (each is one trace and
 #: two replays): systematic sampling in proportion to their prior weights picks them
 MAX_TRACES = 6
+#: the layout term's fixed point (re-fetches depend on the lines' utilisation, which
+#: depends on the re-fetches): at most this many solves, stopping when no point's extra
+#: transfers per operation move by more than FIXED_POINT_TOL
+FIXED_POINT_STEPS, FIXED_POINT_TOL = 40, 1e-6
 
 
 @dataclass(frozen=True)
@@ -187,12 +192,12 @@ class ScenarioModel:
             "smt": float(p.smt) if self.terms.cpu_slowdown else 1.0,
         }
 
-    def _load(self, c: KernelCounts, names: tuple[str, ...], memcg_cycles: np.ndarray
-              ) -> FlowLoad:
+    def _load(self, c: KernelCounts, design: Design, names: tuple[str, ...],
+              memcg_cycles: np.ndarray) -> FlowLoad:
         """One alternative's counts as the core's load: the scenario's instances are its
         flows, every line of ``names`` a column (0 transfers where this one has none)."""
         shared, cross = np.zeros(len(names)), np.zeros(len(names))
-        for name, transfers, x in self._lines(c):
+        for name, transfers, x in self._lines(c, design):
             shared[names.index(name)], cross[names.index(name)] = transfers, x
         return FlowLoad(flows=self.instances, memcg_cycles=memcg_cycles[:, None],
                         shared_names=names, shared=shared, cross=cross,
@@ -218,7 +223,7 @@ class ScenarioModel:
         scan = default_scan_lines(min(design.slots, 255)) if multi else 1.0
         # every alternative's network has the stations of all (in one order), so a
         # station's name and place do not depend on which alternative a point took
-        names = tuple(dict.fromkeys(n for c in counts for n, _, _ in self._lines(c)))
+        names = tuple(dict.fromkeys(n for c in counts for n, _, _ in self._lines(c, design)))
         rate, at_lines = np.zeros(b), np.zeros(b)
         neck = np.empty(b, dtype=object)
         groups = [(k, np.flatnonzero(which == k)) for k in range(len(counts))]
@@ -227,7 +232,7 @@ class ScenarioModel:
             ci = {n: x[idx] for n, x in cost.items()}
             compute = function_cycles(counts[k].per_op, ci, scan, np.zeros(idx.size),
                                       design.model)["total"]
-            res = price_flows(self._load(counts[k], names, compute),
+            res = self._solve(counts[k], design, names, compute,
                               {n: x if np.ndim(x) == 0 else x[idx] for n, x in point.items()})
             rate[idx] = res.ops_per_s[:, 0]
             at_lines[idx] = res.residence[:, 0, 1:].sum(axis=-1) * hz[idx]
@@ -243,6 +248,43 @@ class ScenarioModel:
             for f in FUNCTIONS:
                 profile[f][idx] = 100.0 * fn[f] / total
         return rate, profile, neck.tolist()
+
+    def _solve(self, c: KernelCounts, design: Design, names: tuple[str, ...],
+               compute: np.ndarray, point: Mapping[str, np.ndarray | float]):
+        """The network of one alternative's load at its points; with the layout term, the
+        re-fetches of each usage line (:meth:`_refetches` times the line's utilisation)
+        solved as a fixed point with the network."""
+        load = self._load(c, design, names, compute)
+        chances = self._refetches(c, design, names)
+        if not chances.any():
+            return price_flows(load, point)
+        extra = np.zeros((compute.shape[0], len(names)))
+        for _ in range(FIXED_POINT_STEPS):
+            res = price_flows(load, point, extra)
+            moved = chances[None, :] * res.utilisation[:, 0, 2:]
+            done = np.max(np.abs(moved - extra)) <= FIXED_POINT_TOL
+            extra = moved
+            if done:
+                break
+        return price_flows(load, point, extra)
+
+    def _refetches(self, c: KernelCounts, design: Design, names: tuple[str, ...]
+                   ) -> np.ndarray:
+        """Per line of ``names``: the walk levels per operation that touch that usage line
+        again after their update (:func:`memcglab.pricing.layout.reacquisitions`); each
+        re-fetches the line when another CPU took it meanwhile. 0 without the layout term."""
+        out = np.zeros(len(names))
+        if not self.terms.page_counter_fields or design.layout is None:
+            return out
+        lc = c.per_op.get("page_counter_try_charge_levels", 0.0)
+        lu = c.per_op.get("page_counter_uncharge_levels", 0.0)
+        share = lc / (lc + lu) if lc + lu > 0 else 0.0
+        protected = self.scenario.cgroups.protection
+        for k, name in enumerate(c.names):
+            on = protected and k == 1 and len(c.names) > 1  # the top protected cgroup
+            r_charge, r_uncharge = reacquisitions(design.layout, on, self.terms.prefetch_pair)
+            out[names.index(name)] = c.writes[k] * (share * r_charge + (1 - share) * r_uncharge)
+        return out
 
     def with_measured(self, measured) -> ScenarioModel:
         """This model (its counts shared, not replayed again) for the same scenario with
@@ -283,16 +325,24 @@ class ScenarioModel:
         work = np.where(reachable, np.exp(0.5 * (lo + hi)), 1.0)
         return work, ~reachable
 
-    def _lines(self, c: KernelCounts) -> list[tuple[str, float, float]]:
+    def _lines(self, c: KernelCounts, design: Design) -> list[tuple[str, float, float]]:
         """(station, transfers per operation, cross-socket chance) of each shared line."""
         out = [(n, float(t), float(x)) for n, t, x in zip(c.names, c.shared, c.cross,
                                                           strict=True)]
         if self.scenario.cgroups.protection and len(c.names) > 1:
             # propagate_protected_usage's xchg of min_usage/low_usage at the top
-            # protected cgroup, on every walk through it (the scenario contract)
+            # protected cgroup, on every walk through it (the scenario contract): one
+            # line, as v6.1 has them; with the layout term, each line (or 128-byte pair)
+            # the layout puts them on other than usage's (an exchange on usage's own line
+            # is one of the level's re-fetches instead)
             top = 1
-            out.append(("protection:" + c.names[top].partition(":")[2],
-                        float(c.writes[top]), float(c.cross[top])))
+            role = c.names[top].partition(":")[2]
+            lines = (0,)
+            if self.terms.page_counter_fields and design.layout is not None:
+                lines = written_lines(design.layout, True, self.terms.prefetch_pair)
+            for j, _ in enumerate(lines):
+                out.append((f"protection:{role}" + (f"#{j + 1}" if j else ""),
+                            float(c.writes[top]), float(c.cross[top])))
         return out
 
     def evaluate(self, v: Mapping[str, np.ndarray], which: np.ndarray,

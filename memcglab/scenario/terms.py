@@ -44,15 +44,25 @@ class Terms:
     perf_shares: bool = False
     #: one hold time per machine family (else one pooled hold time for all)
     family_deviation: bool = True
+    #: the page_counter layout field by field (memcglab.pricing.layout): a walk level that
+    #: touches usage's line again after its update re-fetches it when another CPU took it
+    page_counter_fields: bool = False
+    #: with page_counter_fields, the adjacent-line prefetch alternative: the unit of
+    #: sharing is the 128-byte pair of lines
+    prefetch_pair: bool = False
 
     def __post_init__(self) -> None:
         if self.error not in ERROR_MODELS:
             raise ValueError(f"Terms error={self.error!r}: valid: {', '.join(ERROR_MODELS)}")
+        if self.prefetch_pair and not self.page_counter_fields:
+            raise ValueError("Terms prefetch_pair is an alternative of page_counter_fields, "
+                             "which is off")
 
     def with_term(self, name: str, on: bool) -> Terms:
         """This model with term ``name`` switched on or off."""
         if name not in {f.name for f in fields(self)} - {"error"}:
-            raise ValueError(f"term {name!r}: valid: {', '.join(ORDER)}, family_deviation")
+            raise ValueError(f"term {name!r}: valid: {', '.join(ORDER)}, family_deviation, "
+                             "page_counter_fields, prefetch_pair")
         return replace(self, **{name: on})
 
     def key(self) -> str:

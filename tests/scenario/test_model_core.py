@@ -76,7 +76,7 @@ def _by_hand(m: ScenarioModel, k: int, v: dict[str, np.ndarray]):
     cpu = (v["other_cycles"] + compute) * busiest * slow / hz
     private = (c.private * ((1 - c.private_cross) * h + c.private_cross * hc) / hz
                if t.private_lines else np.zeros(b))
-    lines = m._lines(c)
+    lines = m._lines(c, design)
     demand = np.column_stack([n * ((1 - x) * h + x * hc) / hz for _, n, x in lines])
     return closed_network(m.instances, cpu, private, demand, [s for s, _, _ in lines])
 
