@@ -55,3 +55,18 @@ HACKBENCH_PIPE = CostFamily("hackbench_pipe", 1_000.0, 4_000.0, 15_000.0,
                             "share of the wakeups")
 MADVISE = CostFamily("madvise", 2_000.0, 10_000.0, 50_000.0,
                      "the madvise(MADV_DONTNEED) call of one iteration and its TLB flush")
+#: will-it-scale (my inference): a 4 KiB write fault with its share of the 128 MiB
+#: munmap; a glibc mmap + first touch + munmap of 128 MiB; an AF_UNIX 1-byte write and
+#: read; one fcntl(F_SETLKW) with its lock allocations
+WIS_PAGE_FAULT = CostFamily("wis_page_fault", 500.0, 2_000.0, 8_000.0,
+                            "a will-it-scale page fault: the trap, the page allocation and "
+                            "zeroing (or the COW copy), the PTE, and its share of the munmap")
+WIS_MALLOC = CostFamily("wis_malloc", 5_000.0, 20_000.0, 100_000.0,
+                        "a 128 MiB malloc and free: two syscalls, a VMA, one fault with its "
+                        "page-table page, and the TLB flush of the munmap")
+WIS_UNIX = CostFamily("wis_unix", 1_000.0, 4_000.0, 20_000.0,
+                      "a 1-byte AF_UNIX write and read on one's own socketpair: two "
+                      "syscalls and an skb, no wakeup")
+WIS_LOCK = CostFamily("wis_lock", 300.0, 1_500.0, 6_000.0,
+                      "one fcntl(F_SETLKW) on a private file: the syscall, the lock list "
+                      "walk and three file_lock allocations and frees")

@@ -112,6 +112,10 @@ class BenchmarkSpec:
     seed: int = 0
     operations: int | None = None
     alternatives: dict[str, Any] = field(default_factory=dict)
+    #: the kernel whose accounting the trace follows, for the tests whose accounting
+    #: depends on the era (will-it-scale: catalogue.wis.accounting_kernel maps it);
+    #: the other tests follow v6.18.19 and ignore it
+    kernel: str = "v6.18"
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -160,11 +164,20 @@ class BenchmarkSpec:
                 raise ValueError(f"alternatives.{k}: {self.family} {self.test} reads no such "
                                  f"alternative (valid: {', '.join(reads) or 'none'})")
             ALTERNATIVES[k].check(k, v)
+        if not isinstance(self.kernel, str):
+            raise ValueError(f"kernel: {self.kernel!r} is invalid (valid: a version such as "
+                             "'v6.1')")
+        if TESTS[(self.family, self.test)].by_kernel:
+            from memcglab.workloads.catalogue.wis import accounting_kernel
+            accounting_kernel(self.kernel)
 
     def __hash__(self) -> int:
+        # the kernel enters only for the tests that read it, so the other tests'
+        # hashes (file names, seeds) are as before
+        era = (self.kernel,) if TESTS[(self.family, self.test)].by_kernel else ()
         return hash((self.family, self.test, tuple(sorted(self.keys.items())), self.machine,
                      self.layout, self.depth, self.protection, self.sk_reclaim, self.seed,
-                     self.operations, tuple(sorted(self.alternatives.items()))))
+                     self.operations, tuple(sorted(self.alternatives.items())), *era))
 
     @property
     def resolved_depth(self) -> int:

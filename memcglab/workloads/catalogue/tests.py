@@ -67,6 +67,9 @@ class TestDef:
     unit: str
     defaults: dict[str, Any] = field(default_factory=dict)
     why: str = ""
+    #: rows(keys, era) and generate(..., era=era) take the accounting era
+    #: (catalogue.wis.accounting_kernel of the spec's kernel)
+    by_kernel: bool = False
 
     def members(self, keys: dict[str, Any]) -> int:
         """Tasks of each role in one instance (hackbench: ``fds`` senders and receivers)."""
@@ -287,7 +290,44 @@ def _build_tests() -> dict[tuple[str, str], TestDef]:
         keys={"cgroups": Key(None, 1, 4096), "iterations": Key(50, 1, 10000),
               "pages": Key(256, 1, 1 << 18, unit=" (4 KiB pages per iteration)")},
         contract_order=0, reads=(), cost=costs.MADVISE, unit="page")
+    _add_wis(out)
     return out
+
+
+def _add_wis(out: dict[tuple[str, str], TestDef]) -> None:
+    from memcglab.workloads.catalogue import wis
+
+    what = {"page_fault1": ("fault", "faults per second (one write to a fresh anonymous page)",
+                            costs.WIS_PAGE_FAULT, "page"),
+            "page_fault2": ("fault", "faults per second (one write to a fresh private file "
+                            "page: a COW copy)", costs.WIS_PAGE_FAULT, "page"),
+            "page_fault3": ("fault", "faults per second (one write to a shared file page)",
+                            costs.WIS_PAGE_FAULT, "page"),
+            "malloc1": ("malloc", "malloc(128 MiB) + free pairs per second", costs.WIS_MALLOC,
+                        "page"),
+            "unix1": ("message", "1-byte write + read pairs per second", costs.WIS_UNIX,
+                      "byte"),
+            "lock1": ("lock", "fcntl(F_SETLKW) calls per second", costs.WIS_LOCK, "byte")}
+    # No will-it-scale test has a size key, so an operation has no units and the
+    # per-unit term is 0 (scenario.model reads units from the size keys); the fixed
+    # prior covers the whole operation, and one unit per family is what unit_of gives.
+    what = {t: (op, counted, cost, "byte") for t, (op, counted, cost, _) in what.items()}
+    for order, test in enumerate(wis.WIS_TESTS):
+        op, counted, cost, unit = what[test]
+
+        def gen(ev, ninst, nops, keys, alternatives, rng, *, era, _t=test):
+            wis.wis_events(_t, era, ev, ninst, nops, keys, alternatives, rng)
+
+        out[("will-it-scale", test)] = TestDef(
+            "will-it-scale", test, op, counted,
+            {"task": "one will-it-scale task (a forked process, or a thread of one process "
+                     "in thread mode)"},
+            lambda keys, era="v6.18", _t=test: wis.wis_rows(_t, era), lambda keys, _t=test:
+            wis.wis_bound(_t), gen,
+            min_operations=64, warmup=8,
+            keys={"instances": _inst(), "mode": Key("process", choices=("process", "thread"))},
+            contract_order=order, reads=("napi_cache",) if test == "unix1" else (),
+            cost=cost, unit=unit, by_kernel=True)
 
 
 TESTS: dict[tuple[str, str], TestDef] = _build_tests()
