@@ -18,21 +18,12 @@ development set's absolute throughputs say, where it has such a benchmark.
 from __future__ import annotations
 
 from memcglab.uncertainty import Prior
+from memcglab.workloads.catalogue.tests import TESTS
 
 __all__ = ["FIXED", "UNIT", "COST_FAMILIES", "cost_family", "unit_of", "busiest_share_prior"]
 
-#: (workload family, test) -> cost family
-COST_FAMILIES: dict[tuple[str, str], str] = {
-    **{("netperf", t): "tcp_stream" for t in ("TCP_STREAM", "TCP_SENDFILE", "TCP_MAERTS")},
-    ("lmbench", "bw_tcp"): "tcp_stream",
-    ("netperf", "SCTP_STREAM_MANY"): "sctp_stream",
-    ("netperf", "TCP_RR"): "tcp_rr", ("lmbench", "lat_tcp"): "tcp_rr",
-    ("netperf", "UDP_RR"): "udp_rr",
-    ("netperf", "SCTP_RR"): "sctp_rr",
-    ("lmbench", "bw_unix"): "unix", ("lmbench", "lat_unix"): "unix_rr",
-    ("hackbench", "socket"): "hackbench_socket", ("hackbench", "pipe"): "hackbench_pipe",
-    ("madvise", "fault_release"): "madvise",
-}
+#: (workload family, test) -> cost family (each test's record names it)
+COST_FAMILIES: dict[tuple[str, str], str] = {k: t.cost.name for k, t in TESTS.items()}
 
 _MINE = ("my inference, not a measurement: {what}; an order of magnitude, so the prior is "
          "log-uniform over a wide range and the calibration replaces it where the "
@@ -43,34 +34,11 @@ def _p(name: str, low: float, typical: float, high: float, what: str) -> Prior:
     return Prior(name, "cycles", low, typical, high, "loguniform", _MINE.format(what=what))
 
 
-#: cycles per operation that do not grow with its size, all of an instance's CPUs together
+#: cycles per operation that do not grow with its size, all of an instance's CPUs
+#: together: one prior per cost family of the records (catalogue.costs)
 FIXED: dict[str, Prior] = {
-    "tcp_stream": _p("fixed_cycles:tcp_stream", 2_000.0, 8_000.0, 30_000.0,
-                     "a loopback TCP message is a sendmsg and a recvmsg syscall, skb "
-                     "allocation, the loopback transmit and a softirq receive (a few "
-                     "microseconds)"),
-    "sctp_stream": _p("fixed_cycles:sctp_stream", 5_000.0, 20_000.0, 80_000.0,
-                      "SCTP adds chunking, a SACK and its association lookups to TCP's path"),
-    "tcp_rr": _p("fixed_cycles:tcp_rr", 10_000.0, 30_000.0, 100_000.0,
-                 "a request/response round trip: two sendmsg/recvmsg pairs, two softirq "
-                 "receives and two wakeups with context switches"),
-    "udp_rr": _p("fixed_cycles:udp_rr", 8_000.0, 25_000.0, 80_000.0,
-                 "as TCP_RR without TCP's ACK and retransmit-queue work"),
-    "sctp_rr": _p("fixed_cycles:sctp_rr", 12_000.0, 40_000.0, 120_000.0,
-                  "as TCP_RR plus SCTP's chunk bundling and a SACK per message"),
-    "unix": _p("fixed_cycles:unix", 1_000.0, 4_000.0, 20_000.0,
-               "an AF_UNIX stream write and read: two syscalls, an skb, a wakeup"),
-    "unix_rr": _p("fixed_cycles:unix_rr", 4_000.0, 12_000.0, 50_000.0,
-                  "an AF_UNIX round trip: two writes, two reads, two wakeups"),
-    "hackbench_socket": _p("fixed_cycles:hackbench_socket", 1_500.0, 5_000.0, 20_000.0,
-                           "one hackbench message over an AF_UNIX socket: a write, a read "
-                           "and a share of the receivers' wakeups"),
-    "hackbench_pipe": _p("fixed_cycles:hackbench_pipe", 1_000.0, 4_000.0, 15_000.0,
-                         "one hackbench message through a pipe: a write, a read and a share "
-                         "of the wakeups"),
-    "madvise": _p("fixed_cycles:madvise", 2_000.0, 10_000.0, 50_000.0,
-                  "the madvise(MADV_DONTNEED) call of one iteration and its TLB flush"),
-}
+    c.name: _p(f"fixed_cycles:{c.name}", c.low, c.typical, c.high, c.what)
+    for c in dict.fromkeys(t.cost for t in TESTS.values())}
 
 #: cycles per unit of an operation's size
 UNIT: dict[str, Prior] = {
@@ -90,8 +58,9 @@ def cost_family(family: str, test: str) -> str:
 
 
 def unit_of(family: str) -> str:
-    """What an operation's size is counted in for the per-unit cycles."""
-    return "page" if family == "madvise" else "byte"
+    """What an operation's size is counted in for the per-unit cycles (the records' unit,
+    one per family)."""
+    return next(t.unit for t in TESTS.values() if t.family == family)
 
 
 def busiest_share_prior(tasks: int) -> Prior:

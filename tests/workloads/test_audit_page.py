@@ -24,7 +24,8 @@ def test_every_row_cites_a_pinned_source_and_every_test_has_a_section():
     for (family, test), t in TESTS.items():
         assert f"### {family} {test}" in text
         keys = {"netperf": {"instances": 1}, "lmbench": {"instances": 1},
-                "hackbench": {"groups": 1}, "madvise": {"cgroups": 1}}[family]
+                "hackbench": {"groups": 1}, "madvise": {"cgroups": 1},
+                "will-it-scale": {"instances": 1}}[family]
         rows = t.rows(BenchmarkSpec(family, test, keys, Machine(4)).resolved_keys())
         for row in rows.values():
             assert row.cites, f"{family} {test} {row.key} cites nothing"

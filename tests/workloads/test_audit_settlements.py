@@ -191,7 +191,8 @@ def test_every_alternative_value_builds_a_trace_its_rows_describe(family, test):
     """The drift check of test_catalogue, for every non-default value of every
     alternative the test reads."""
     keys = {"netperf": {"instances": 2}, "lmbench": {"instances": 2},
-            "hackbench": {"groups": 2, "fds": 3}, "madvise": {"cgroups": 2, "pages": 40}}
+            "hackbench": {"groups": 2, "fds": 3}, "madvise": {"cgroups": 2, "pages": 40},
+            "will-it-scale": {"instances": 2}}
     own = TEST_DEFAULTS.get((family, test), {})
     for name in TEST_ALTERNATIVES[(family, test)]:
         alt = ALTERNATIVES[name]

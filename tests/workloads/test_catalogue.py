@@ -22,7 +22,8 @@ from tests.workloads.checks import same_ops
 
 ALL = sorted(TESTS)
 SMALL = {"netperf": {"instances": 3}, "lmbench": {"instances": 3},
-         "hackbench": {"groups": 2, "fds": 3}, "madvise": {"cgroups": 3, "pages": 40}}
+         "hackbench": {"groups": 2, "fds": 3}, "madvise": {"cgroups": 3, "pages": 40},
+         "will-it-scale": {"instances": 3}}
 
 
 def small(family: str, test: str, **kw) -> BenchmarkSpec:
@@ -163,7 +164,8 @@ def test_result_says_what_an_operation_is():
 def test_default_sizes_aim_at_a_million_bound_rows_and_stay_within_the_limit():
     for family, test in ALL:
         keys = {"netperf": {"instances": 448}, "lmbench": {"instances": 448},
-                "hackbench": {"groups": 224}, "madvise": {"cgroups": 32}}[family]
+                "hackbench": {"groups": 224}, "madvise": {"cgroups": 32},
+                "will-it-scale": {"instances": 448}}[family]
         spec = BenchmarkSpec(family, test, keys, Machine(224, 2, 2))
         from memcglab.workloads.catalogue import default_operations
         n = default_operations(spec)
@@ -244,7 +246,8 @@ def test_alternatives_have_one_prior_weight_per_value_summing_to_one():
 def test_any_small_benchmark_replays_cleanly(case, n, machine, layout, era, seed):
     family, test = case
     keys = {"netperf": {"instances": n}, "lmbench": {"instances": n},
-            "hackbench": {"groups": n, "fds": 2}, "madvise": {"cgroups": n, "pages": 33}}[family]
+            "hackbench": {"groups": n, "fds": 2}, "madvise": {"cgroups": n, "pages": 33},
+            "will-it-scale": {"instances": n}}[family]
     bt = build(BenchmarkSpec(family, test, keys, Machine(*machine), layout=layout,
                              sk_reclaim=era, seed=seed,
                              operations=40 if family == "hackbench" else 5))

@@ -13,7 +13,7 @@ import argparse
 import functools
 from pathlib import Path
 
-from memcglab.workloads.catalogue import audit_second
+from memcglab.workloads.catalogue import audit_second, audit_wis
 from memcglab.workloads.catalogue.audit_text import (
     AUDIT_CHANGES,
     CHANGES,
@@ -128,6 +128,8 @@ def _summary() -> list[str]:
            "trace operation's count, and its pages (bytes for the obj rows).", "",
            f"| test | sk_reclaim | {head} |", "|---|---|" + "---|" * len(_OPS)]
     for (fam, test), t in TESTS.items():
+        if t.by_kernel:  # per era in the will-it-scale section
+            continue
         rows = {r.key: r for r in t.rows(BenchmarkSpec(fam, test, _keys(fam), _MACHINE)
                                           .resolved_keys()).values()}
         for era in ("eager", "lazy"):
@@ -149,6 +151,8 @@ def render() -> str:
     lines += ["", PLACEMENT, "", "### Modelling alternatives", "", *_alternatives(), ""]
     family = None
     for (fam, test), t in TESTS.items():
+        if t.by_kernel:  # the will-it-scale section, per era
+            continue
         if fam != family:
             lines += [f"## {fam}", ""]
             family = fam
@@ -164,7 +168,8 @@ def render() -> str:
                   f"Per operation, generated ({_size(fam, test)} operations per instance "
                   f"after warm-up, {_keys(fam)}, default alternatives):", "",
                   *_measured(fam, test, rows), ""]
-    lines += [*_summary(), "", CHANGES, "", AUDIT_CHANGES, "", DIFFERENCES, "",
+    lines += [*audit_wis.render_wis(_row_table, _cites), *_summary(), "", CHANGES, "",
+              AUDIT_CHANGES, "", DIFFERENCES, "",
               audit_second.render(), "", audit_second.render_will_it_scale(), ""]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -165,10 +165,17 @@ def build(spec: BenchmarkSpec) -> BenchmarkTrace:
     placement = {role: task_cpu[:, k, :] for k, role in enumerate(test.roles)}
     head, roles, memcgs = cgroups(spec.layout, spec.resolved_depth, ninst,
                                   alts.get("server_memcg", "hierarchy"))
-    rows = test.rows(keys)
+    era = None
+    if test.by_kernel:
+        from memcglab.workloads.catalogue.wis import accounting_kernel
+        era = accounting_kernel(spec.kernel)
+    rows = test.rows(keys, era) if test.by_kernel else test.rows(keys)
     ev = Events(Roles(placement, {r: memcgs.server if r in test.server else memcgs.instance
                                   for r in test.roles}), rows)
-    test.generate(ev, ninst, nops + warm, keys, alts, rng)
+    if test.by_kernel:
+        test.generate(ev, ninst, nops + warm, keys, alts, rng, era=era)
+    else:
+        test.generate(ev, ninst, nops + warm, keys, alts, rng)
     body, origin, nwarm = ev.build(spec.sk_reclaim, float(warm))
     if not test.exact_bound and len(body) > MAX_TRACE_ROWS:
         raise ValueError(f"{test.instances_key}={ninst} x (operations={nops} + warm-up {warm}) "

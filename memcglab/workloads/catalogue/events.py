@@ -139,6 +139,8 @@ class Events:
             out.append(self._resolve(rows, row_of[direct], time[direct],
                                      np.zeros(direct.sum()), inst[direct], member[direct],
                                      cpu_member[direct], op, amount[direct]))
+        if not out:  # a test that charges nothing (will-it-scale lock1)
+            return np.zeros(0, dtype=OP_DTYPE), np.zeros(0, dtype=np.int64), 0
         t, order, r, cpu, memcg, op, arg = (np.concatenate([o[k] for o in out]) for k in range(7))
         keep = (memcg != 0) & (arg > 0)
         t, order, r, cpu, memcg, op, arg = (a[keep] for a in (t, order, r, cpu, memcg, op, arg))

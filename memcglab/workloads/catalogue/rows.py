@@ -20,6 +20,7 @@ from dataclasses import dataclass
 __all__ = ["AccountingRow", "Cite", "KINDS", "CONTEXTS", "PATHS", "SOURCES",
            "KERNEL", "KERNEL_COMMIT", "V510", "V510_COMMIT", "NETPERF", "NETPERF_COMMIT",
            "LMBENCH", "LMBENCH_COMMIT", "RT_TESTS", "RT_TESTS_COMMIT", "LKP", "LKP_COMMIT",
+           "WILL_IT_SCALE", "WILL_IT_SCALE_COMMIT",
            "kcite", "TCP_RECV", "TCP_SEND", "SK_RECLAIM", "SK_SCHEDULE", "TCP_FORCED", "UDP_RECV",
            "SKB_ALLOC", "SKB_FREE", "KMEM_PAGE", "FOLIO_FREE", "SLAB_ALLOC", "SLAB_FREE"]
 
@@ -27,6 +28,8 @@ KERNEL = "6952350/linux-6.18.y"
 KERNEL_COMMIT = "312d9602fe3e390cdd8ede332c3398de41972bf8"  # "update to v6.18.19"
 V510 = "wqhot/linux-5.10 (torvalds/linux v5.10 with -rt17)"
 V510_COMMIT = "2d901b1cb612478281d5bac5ab10ddf0cd2e464e"
+WILL_IT_SCALE = "antonblanchard/will-it-scale"
+WILL_IT_SCALE_COMMIT = "75f66e45697e6f5f49c33dd950c4e6b289198f8f"
 NETPERF = "HewlettPackard/netperf"
 NETPERF_COMMIT = "afc51ff9764741da4ed6702651fba9d9c23f8557"
 LMBENCH = "intel/lmbench"
@@ -83,6 +86,10 @@ SOURCES: tuple[tuple[str, str, str], ...] = (
     (RT_TESTS, RT_TESTS_COMMIT, "hackbench: src/hackbench/hackbench.c"),
     (LKP, LKP_COMMIT, "the robot's jobs and runners: programs/{netperf,netserver,lmbench3,"
                       "hackbench}/, jobs/netperf.yaml, jobs/hackbench/hackbench.yaml"),
+    (WILL_IT_SCALE, WILL_IT_SCALE_COMMIT, "will-it-scale: main.c, tests/page_fault1.c, "
+                    "tests/page_fault2.c, tests/page_fault3.c, tests/malloc1.c, tests/unix1.c, "
+                    "tests/lock1.c (the older eras' kernel trees: "
+                    "docs/audit/will-it-scale-comparison.md, section 1)"),
 )
 
 #: kind -> (what it is, the trace operation it becomes)
