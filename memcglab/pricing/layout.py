@@ -26,14 +26,27 @@ every function here: the two lines of an aligned 128-byte pair move together, so
 unit of sharing is the pair (line ``k // 2``), and a field on ``usage``'s pair partner
 is as good as on ``usage``'s line.
 
+Lines are numbered as in struct mem_cgroup, where the memory counter is embedded
+(:data:`MEMCG_PLACEMENT`: ``memory`` follows the 200-byte ``css`` and the 8-byte ``id``,
+at byte 208 in the v5.x layouts, rounded up to 256 by the cache-line-aligned ones), so
+``usage``'s line in v5.11 and v5.12 also holds ``css.parent`` (byte 192), the field
+``parent_mem_cgroup`` reads from Wei Yang's patch on. :func:`parent_on_usage_line`
+says whether a read-only walk through ``parent_mem_cgroup`` (the socket-pressure check,
+the pre-rstat stat flushes, the event thresholds: :mod:`memcglab.scenario.walkers`)
+reads ``usage``'s line at each level.
+
 >>> reacquisitions("v5.12", protection=False)
 (1.0, 1.0)
 >>> reacquisitions("aligned", protection=False), reacquisitions("v6.1", protection=True)
 ((0.0, 0.0), (0.0, 0.0))
 >>> written_lines("v5.12", protection=True), written_lines("v6.1", protection=True)
-((1,), (1,))
+((4,), (5,))
 >>> reacquisitions("v6.1", protection=True, pair=True), written_lines("v6.1", True, pair=True)
 ((1.0, 1.0), ())
+>>> [parent_on_usage_line(x, "css.parent") for x in ("v5.11", "v5.12", "v6.1", "aligned")]
+[True, True, False, False]
+>>> parent_on_usage_line("v5.11", "memory.parent"), parent_on_usage_line("v5.12", "memory.parent")
+(True, False)
 """
 
 from __future__ import annotations
@@ -43,8 +56,18 @@ from functools import lru_cache
 
 from memcglab.layout.pclines import PAGE_COUNTER_LAYOUTS, page_counter_lines
 
-__all__ = ["Access", "WALK_ACCESSES", "WalkAccesses", "line_of", "reacquisitions",
-           "written_lines"]
+__all__ = ["Access", "CSS_PARENT_OFFSET", "MEMCG_PLACEMENT", "WALK_ACCESSES", "WalkAccesses",
+           "line_of", "parent_on_usage_line", "reacquisitions", "written_lines"]
+
+#: where ``memory`` starts in struct mem_cgroup, per layout: after ``css`` (200 bytes,
+#: ``parent`` its last member at 192) and ``struct mem_cgroup_id id`` (8 bytes), so at
+#: 208; a 64-byte-aligned page_counter moves it to 256. Both readings of
+#: ``docs/audit/page-counter-fields-comparison.md`` (x86-64, no lockdep: v5.11
+#: include/linux/memcontrol.h and cgroup-defs.h, v5.19 and v6.0-rc1 the same); v6.1's
+#: ``CACHELINE_PADDING`` aligns the struct as Eric Dumazet's test patch does
+MEMCG_PLACEMENT: dict[str, int] = {"v5.11": 208, "v5.12": 208, "v6.1": 256, "aligned": 256}
+#: ``memcg->css.parent``, the last member of struct cgroup_subsys_state
+CSS_PARENT_OFFSET = 192
 
 
 @dataclass(frozen=True)
@@ -91,17 +114,32 @@ WALK_ACCESSES: dict[str, WalkAccesses] = {
 
 @lru_cache(maxsize=64)
 def _field_lines(layout: str) -> dict[str, int]:
-    return {f: ln.line for ln in page_counter_lines(layout) for f in ln.fields}
+    place = MEMCG_PLACEMENT[layout]
+    first = place // 64
+    out = {f: first + ln.line for ln in page_counter_lines(layout, place) for f in ln.fields}
+    out["css.parent"] = CSS_PARENT_OFFSET // 64
+    out["memory.parent"] = out["parent"]
+    return out
 
 
 def line_of(layout: str, field: str, pair: bool = False) -> int:
-    """The line (from the struct's first) that holds ``field`` in ``layout``; with
+    """The line of struct mem_cgroup that holds page_counter field ``field`` of its
+    ``memory`` counter in ``layout`` (or ``css.parent``, ``memory.parent``); with
     ``pair``, the 128-byte pair of lines that holds it."""
+    if layout not in MEMCG_PLACEMENT:
+        raise KeyError(f"page_counter_layout {layout!r} is unknown; valid: "
+                       f"{', '.join(MEMCG_PLACEMENT)}")
     lines = _field_lines(layout)
     if field not in lines:
         raise KeyError(f"page_counter {layout} has no field {field!r}; fields: "
                        f"{', '.join(lines)}")
     return lines[field] // 2 if pair else lines[field]
+
+
+def parent_on_usage_line(layout: str, parent_field: str, pair: bool = False) -> bool:
+    """Whether ``parent_mem_cgroup``'s read (``parent_field``: ``memory.parent`` up to
+    Wei Yang's patch, ``css.parent`` after it) falls on ``usage``'s line (pair)."""
+    return line_of(layout, parent_field, pair) == line_of(layout, "usage", pair)
 
 
 def _accesses(layout: str, which: str, protection: bool) -> tuple[Access, ...]:

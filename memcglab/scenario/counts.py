@@ -66,6 +66,7 @@ class KernelCounts:
     sharers: np.ndarray     # instances whose walks write each shared line
     private: float          # transfers per operation of all private lines together
     private_cross: float    # the same chance for private lines (an instance's own CPUs)
+    ids: tuple[int, ...] = ()  # the memcg ID of each shared line, in ``names`` order
 
 
 @lru_cache(maxsize=16)
@@ -189,4 +190,4 @@ def kernel_counts(spec: BenchmarkSpec, design: Design, seed: int = 0) -> KernelC
         shared=moved / nops, writes=written / nops,
         cross=np.array([_socket_mix(per_socket, members[m]) for m in shared_ids]),
         sharers=np.array([len(under[m]) for m in shared_ids], dtype=np.int64),
-        private=private / nops, private_cross=pcross)
+        private=private / nops, private_cross=pcross, ids=tuple(shared_ids))

@@ -38,13 +38,14 @@ from memcglab import registry
 from memcglab.cost import CostParams, default_scan_lines
 from memcglab.hardware import MachineProfile
 from memcglab.pricing.chargepath import price_flows
-from memcglab.pricing.layout import reacquisitions, written_lines
+from memcglab.pricing.layout import parent_on_usage_line, reacquisitions, written_lines
 from memcglab.pricing.load import FlowLoad
 from memcglab.pricing.profile import FUNCTIONS, function_cycles
 from memcglab.scenario.counts import KernelCounts, built, kernel_counts
 from memcglab.scenario.machine import resolve_machine
 from memcglab.scenario.spec import Design, Scenario, ScenarioError
 from memcglab.scenario.terms import DEFAULT_TERMS, Terms
+from memcglab.scenario.walkers import parent_reads, walker_era
 from memcglab.scenario.work import cost_family, unit_of
 from memcglab.workloads.catalogue import ALTERNATIVES, BenchmarkSpec, Machine
 from memcglab.workloads.catalogue.spec import TEST_ALTERNATIVES
@@ -146,18 +147,22 @@ class ScenarioModel:
         machine = Machine(p.cpus, p.sockets, p.smt)
         self.base: list[KernelCounts] = []
         self.new: list[KernelCounts] = []
+        self._specs: dict[int, BenchmarkSpec] = {}  # each counts' benchmark (walker reads)
         for combo in self.combos:
             for design, out in ((scenario.base, self.base), (scenario.new, self.new)):
                 spec = BenchmarkSpec(w.family, w.test, dict(w.keys), machine,
                                      layout=scenario.cgroups.layout, depth=scenario.cgroups.depth,
                                      protection=scenario.cgroups.protection,
                                      sk_reclaim=design.sk_reclaim, seed=seed,
-                                     alternatives=dict(combo))
+                                     alternatives=dict(combo), kernel=design.kernel)
                 out.append(kernel_counts(spec, design, seed))
+                self._specs[id(out[-1])] = spec
         bt = built(BenchmarkSpec(w.family, w.test, dict(w.keys), machine,
                                  layout=scenario.cgroups.layout, depth=scenario.cgroups.depth,
                                  sk_reclaim=scenario.base.sk_reclaim, seed=seed,
-                                 alternatives=dict(self.combos[0])))
+                                 alternatives=dict(self.combos[0]),
+                                 kernel=(scenario.base if scenario.base.model != "none"
+                                         else scenario.new).kernel))
         self.instances = int(len(bt.instance_memcg))
         self.tasks = int(sum(v.shape[1] for v in bt.placement.values()))
         self.operation = bt.operation
@@ -256,12 +261,14 @@ class ScenarioModel:
         solved as a fixed point with the network."""
         load = self._load(c, design, names, compute)
         chances = self._refetches(c, design, names)
+        reads = np.broadcast_to(self._walker_transfers(c, design, names),
+                                (compute.shape[0], len(names)))
         if not chances.any():
-            return price_flows(load, point)
-        extra = np.zeros((compute.shape[0], len(names)))
+            return price_flows(load, point, reads if reads.any() else None)
+        extra = np.array(reads)
         for _ in range(FIXED_POINT_STEPS):
             res = price_flows(load, point, extra)
-            moved = chances[None, :] * res.utilisation[:, 0, 2:]
+            moved = reads + chances[None, :] * res.utilisation[:, 0, 2:]
             done = np.max(np.abs(moved - extra)) <= FIXED_POINT_TOL
             extra = moved
             if done:
@@ -284,6 +291,27 @@ class ScenarioModel:
             on = protected and k == 1 and len(c.names) > 1  # the top protected cgroup
             r_charge, r_uncharge = reacquisitions(design.layout, on, self.terms.prefetch_pair)
             out[names.index(name)] = c.writes[k] * (share * r_charge + (1 - share) * r_uncharge)
+        return out
+
+    def _walker_transfers(self, c: KernelCounts, design: Design, names: tuple[str, ...]
+                          ) -> np.ndarray:
+        """Per line of ``names``: the transfers per operation of the read-only ancestor
+        walks (:func:`memcglab.scenario.walkers.parent_reads`) where the field they read
+        shares ``usage``'s line. ``R`` reads per operation by ``N`` CPUs of a line written
+        ``W`` times per operation find their copy stale when a write came since that CPU's
+        last read: with independent streams, a chance ``W / (W + R / N)``. 0 without the
+        layout term."""
+        out = np.zeros(len(names))
+        if not self.terms.page_counter_fields or design.layout is None or not c.ids:
+            return out
+        era = walker_era(design.layout, design.kernel)
+        if not parent_on_usage_line(design.layout, era.parent_field, self.terms.prefetch_pair):
+            return out
+        got = parent_reads(built(self._specs[id(c)]), era)
+        for k, (name, m) in enumerate(zip(c.names, c.ids, strict=True)):
+            r, n, w = got.reads.get(m, 0.0), got.readers.get(m, 0), float(c.writes[k])
+            if r > 0 and n > 0 and w > 0:
+                out[names.index(name)] = r * w / (w + r / n)
         return out
 
     def with_measured(self, measured) -> ScenarioModel:

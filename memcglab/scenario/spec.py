@@ -134,6 +134,19 @@ class Design:
             return self.page_counter_layout
         return registry.model(self.model).page_counter_layout
 
+    @property
+    def kernel(self) -> str:
+        """The kernel era whose accounting the benchmark follows (the catalogue's
+        ``BenchmarkSpec.kernel``): the design's ``obj_stock`` era, else its model's own
+        (the registry entry's ``obj_stock_era``), else v6.18, the catalogue's default."""
+        if self.obj_stock is not None:
+            return self.obj_stock
+        if self.model != "none":
+            era = registry.model(self.model).obj_stock_era
+            if era is not None:
+                return era
+        return "v6.18"
+
 
 @dataclass(frozen=True)
 class Measured:
