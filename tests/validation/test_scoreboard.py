@@ -40,7 +40,10 @@ ADDENDUM_SHA256 = {
         "2f0217ae8964e84e15f2e6ab6730b870aba9d6d989563c92f7dfddce94705f00",
     # the per-family deviations tried on the chosen model, registered before it was scored
     "rules_addendum_2026-12-03b_family_deviation.md":
-        "117777323ca57e7a2ff38984613d4a58c51ce7b0ab3a49054a0da41e95d550cb"}
+        "117777323ca57e7a2ff38984613d4a58c51ce7b0ab3a49054a0da41e95d550cb",
+    # the layout term and the grown set (issue 23), registered before any variant's score
+    "rules_addendum_2026-12-04_layout_term.md":
+        "65683600578e80a221bbf4e76777f363ab8b51a6043bcdf1da777f155bf7e8fc"}
 
 
 @pytest.mark.parametrize("name", sorted(ADDENDUM_SHA256))
