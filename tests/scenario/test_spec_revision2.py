@@ -139,3 +139,42 @@ def test_predict_refuses_cgroup_v1_until_the_traces_carry_its_accounting(tmp_pat
     assert run.stderr.strip() == (f"{f}: cgroups.version: 1 is not priced yet: the benchmark "
                                   "traces carry cgroup v2's accounting (no kmem flag on "
                                   "page-level charges, v2's socket charges) (valid: 2)")
+
+
+def test_a_designs_kernel_is_its_obj_stock_era_else_its_models():
+    from memcglab.scenario.spec import Design
+
+    assert Design("single").kernel == "v6.15"
+    assert Design("multi", obj_stock="v5.9").kernel == "v5.9"
+    assert Design("multi-fix2").kernel == "v6.18"   # no era of its own: the catalogue's
+    assert Design("none").kernel == "v6.18"
+
+
+def test_will_it_scale_follows_the_designs_kernel(tmp_path):
+    # v5.8's per-memcg slab caches charge no object, v5.9's obj stock charges each
+    from memcglab.scenario.model import ScenarioModel
+    from memcglab.scenario.spec import load_scenario
+
+    text = """schema = 1
+name = "wis"
+[machine]
+cpus = 8
+sockets = 1
+threads_per_core = 2
+family = "cascade-lake"
+[workload]
+family = "will-it-scale"
+test = "unix1"
+instances = 4
+[base]
+model = "multi"
+obj_stock = "memcg-caches"
+[new]
+model = "multi"
+obj_stock = "v5.9"
+"""
+    f = tmp_path / "wis.toml"
+    f.write_text(text)
+    m = ScenarioModel(load_scenario(f))
+    assert m.base[0].per_op.get("obj_charges", 0.0) == 0.0
+    assert m.new[0].per_op["obj_charges"] > 0.0
