@@ -29,12 +29,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from memcglab.layout.catalogue import struct_layout
+from memcglab.layout.catalogue_pc import PAGE_COUNTER_RELAYOUTS
 from memcglab.layout.layout import CACHELINE
 
 __all__ = ["PAGE_COUNTER_LAYOUTS", "CounterLine", "page_counter_lines", "usage_line"]
 
-#: The scenario contract's page_counter_layout values (revision 2), in its order.
-PAGE_COUNTER_LAYOUTS: tuple[str, ...] = ("v5.11", "v5.12", "v6.1", "aligned")
+#: The scenario contract's page_counter_layout values (revision 2), in its order: the
+#: catalogue's page_counter texts (a new layout is one entry there)
+PAGE_COUNTER_LAYOUTS: tuple[str, ...] = tuple(PAGE_COUNTER_RELAYOUTS)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ unit of sharing is the pair (line ``k // 2``), and a field on ``usage``'s pair p
 is as good as on ``usage``'s line.
 
 Lines are numbered as in struct mem_cgroup, where the memory counter is embedded
-(:data:`MEMCG_PLACEMENT`: ``memory`` follows the 200-byte ``css`` and the 8-byte ``id``,
+(:func:`memcg_placement`: ``memory`` follows the 200-byte ``css`` and the 8-byte ``id``,
 at byte 208 in the v5.x layouts, rounded up to 256 by the cache-line-aligned ones), so
 ``usage``'s line in v5.11 and v5.12 also holds ``css.parent`` (byte 192), the field
 ``parent_mem_cgroup`` reads from Wei Yang's patch on. :func:`parent_on_usage_line`
@@ -54,18 +54,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memcglab.layout.catalogue import struct_layout
 from memcglab.layout.pclines import PAGE_COUNTER_LAYOUTS, page_counter_lines
 
-__all__ = ["Access", "CSS_PARENT_OFFSET", "MEMCG_PLACEMENT", "WALK_ACCESSES", "WalkAccesses",
-           "line_of", "parent_on_usage_line", "reacquisitions", "written_lines"]
+__all__ = ["Access", "CSS_PARENT_OFFSET", "MEMCG_MEMORY_OFFSET", "WALK_ACCESSES", "WalkAccesses",
+           "line_of", "memcg_placement", "parent_on_usage_line", "reacquisitions",
+           "written_lines"]
 
-#: where ``memory`` starts in struct mem_cgroup, per layout: after ``css`` (200 bytes,
-#: ``parent`` its last member at 192) and ``struct mem_cgroup_id id`` (8 bytes), so at
-#: 208; a 64-byte-aligned page_counter moves it to 256. Both readings of
-#: ``docs/audit/page-counter-fields-comparison.md`` (x86-64, no lockdep: v5.11
-#: include/linux/memcontrol.h and cgroup-defs.h, v5.19 and v6.0-rc1 the same); v6.1's
-#: ``CACHELINE_PADDING`` aligns the struct as Eric Dumazet's test patch does
-MEMCG_PLACEMENT: dict[str, int] = {"v5.11": 208, "v5.12": 208, "v6.1": 256, "aligned": 256}
+#: where ``memory`` would start in struct mem_cgroup with no alignment of its own: after
+#: ``css`` (200 bytes, ``parent`` its last member at 192) and ``struct mem_cgroup_id id``
+#: (8 bytes). Both readings of ``docs/audit/page-counter-fields-comparison.md`` (x86-64,
+#: no lockdep: v5.11 include/linux/memcontrol.h and cgroup-defs.h; v5.19 and v6.0-rc1 the
+#: same). A cache-line-aligned page_counter (v6.1's ``CACHELINE_PADDING``, Eric Dumazet's
+#: test patch) rounds it up to its alignment: :func:`memcg_placement`
+MEMCG_MEMORY_OFFSET = 208
 #: ``memcg->css.parent``, the last member of struct cgroup_subsys_state
 CSS_PARENT_OFFSET = 192
 
@@ -112,9 +114,20 @@ WALK_ACCESSES: dict[str, WalkAccesses] = {
 }
 
 
+def memcg_placement(layout: str) -> int:
+    """The byte of struct mem_cgroup where ``memory`` starts with page_counter ``layout``:
+    :data:`MEMCG_MEMORY_OFFSET` rounded up to the struct's alignment (the catalogue's).
+
+    >>> [memcg_placement(x) for x in ("v5.11", "v5.12", "v6.1", "aligned")]
+    [208, 208, 256, 256]
+    """
+    align = struct_layout("page_counter", layout).align
+    return -(-MEMCG_MEMORY_OFFSET // align) * align
+
+
 @lru_cache(maxsize=64)
 def _field_lines(layout: str) -> dict[str, int]:
-    place = MEMCG_PLACEMENT[layout]
+    place = memcg_placement(layout)
     first = place // 64
     out = {f: first + ln.line for ln in page_counter_lines(layout, place) for f in ln.fields}
     out["css.parent"] = CSS_PARENT_OFFSET // 64
@@ -126,9 +139,9 @@ def line_of(layout: str, field: str, pair: bool = False) -> int:
     """The line of struct mem_cgroup that holds page_counter field ``field`` of its
     ``memory`` counter in ``layout`` (or ``css.parent``, ``memory.parent``); with
     ``pair``, the 128-byte pair of lines that holds it."""
-    if layout not in MEMCG_PLACEMENT:
+    if layout not in PAGE_COUNTER_LAYOUTS:
         raise KeyError(f"page_counter_layout {layout!r} is unknown; valid: "
-                       f"{', '.join(MEMCG_PLACEMENT)}")
+                       f"{', '.join(PAGE_COUNTER_LAYOUTS)}")
     lines = _field_lines(layout)
     if field not in lines:
         raise KeyError(f"page_counter {layout} has no field {field!r}; fields: "
