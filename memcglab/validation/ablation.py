@@ -27,7 +27,13 @@ from memcglab.scenario.terms import ERROR_MODELS, FULL, M0, ORDER, Terms
 from memcglab.validation.dataset import case_models, declared_noise, unknowns
 from memcglab.validation.scoring import per_source
 
-__all__ = ["log_scores", "score_variant", "select"]
+__all__ = ["LAYOUT_VARIANTS", "layout_test", "log_scores", "score_variant", "select"]
+
+#: rules_addendum_2026-12-04_layout_term.md: the chosen model, + page_counter_fields,
+#: + prefetch_pair, simplest first
+LAYOUT_VARIANTS: tuple[tuple[str, dict[str, bool]], ...] = (
+    ("A", {}), ("B", {"page_counter_fields": True}),
+    ("C", {"page_counter_fields": True, "prefetch_pair": True}))
 
 
 def log_scores(frame: pd.DataFrame, folds, terms: Terms, points: int, seed: int
@@ -98,8 +104,28 @@ def select(points: int = DEFAULT_POINTS, seed: int = 0, progress=None
     return pd.DataFrame(rows), current
 
 
+def layout_test(base: Terms, points: int = DEFAULT_POINTS, seed: int = 0, progress=None
+                ) -> tuple[pd.DataFrame, Terms]:
+    """The layout addendum's test on ``base`` (the chosen model): one row per variant, and
+    the variant kept. A variant is kept only if its interval score, at three decimals, is
+    below every simpler variant's; ties keep the simpler."""
+    say = progress or (lambda s: None)
+    rows, kept, best = [], base, None
+    for name, switches in LAYOUT_VARIANTS:
+        terms = replace(base, **switches)
+        say(f"layout variant {name}: {terms.key()}")
+        got = score_variant(terms, points, seed)
+        score = round(got["interval_score"], 3)
+        beats = all(score < round(r["interval_score"], 3) for r in rows)
+        rows.append({"variant": name, "kept": False, **got})
+        if best is None or beats:
+            kept, best = terms, len(rows) - 1
+    rows[best]["kept"] = True
+    return pd.DataFrame(rows), kept
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m memcglab.validation.ablation --out DIR``."""
+    """``python -m memcglab.validation.ablation --out DIR [--layout]``."""
     from pathlib import Path
 
     from memcglab.validation.cli import _atomic, markdown_table
@@ -108,15 +134,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="directory for ablation.csv and .md")
     ap.add_argument("--points", type=int, default=DEFAULT_POINTS)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--layout", action="store_true",
+                    help="only the layout addendum's variants A, B, C on the chosen model "
+                         "(layout.csv and layout.md)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    table, chosen = select(args.points, args.seed, lambda s: print(
-        f"[{time.monotonic() - start:5.0f} s] {s}", file=sys.stderr, flush=True))
-    _atomic(out / "ablation.csv", lambda p: table.to_csv(p, index=False))
-    text = markdown_table(table.set_index("step").round(3)) + f"\n\nchosen: {chosen.key()}\n"
-    _atomic(out / "ablation.md", lambda p: p.write_text(text))
+
+    def say(s: str) -> None:
+        print(f"[{time.monotonic() - start:5.0f} s] {s}", file=sys.stderr, flush=True)
+
+    if args.layout:
+        from memcglab.scenario.terms import DEFAULT_TERMS
+
+        table, chosen = layout_test(DEFAULT_TERMS, args.points, args.seed, say)
+        stem, index = "layout", "variant"
+    else:
+        table, chosen = select(args.points, args.seed, say)
+        stem, index = "ablation", "step"
+    _atomic(out / f"{stem}.csv", lambda p: table.to_csv(p, index=False))
+    text = markdown_table(table.set_index(index).round(3)) + f"\n\nchosen: {chosen.key()}\n"
+    _atomic(out / f"{stem}.md", lambda p: p.write_text(text))
     print(text)
     return 0
 
