@@ -22,7 +22,7 @@ import pandas as pd
 from memcglab.resources import data_dir
 from memcglab.validation.scoring import per_source
 
-__all__ = ["ABLATION_RUN", "COLUMNS", "FAMILY_RUN", "STACKING_RUN", "buildup_table",
+__all__ = ["ABLATION_RUN", "COLUMNS", "FAMILY_RUN", "LAYOUT_RUN", "STACKING_RUN", "buildup_table",
            "buildup_text", "follow_ups", "history_dir", "load_ablation"]
 
 #: the committed runs under :func:`history_dir`: the registered build-up, then the two
@@ -30,6 +30,9 @@ __all__ = ["ABLATION_RUN", "COLUMNS", "FAMILY_RUN", "STACKING_RUN", "buildup_tab
 ABLATION_RUN = "2026-12-02_ablation"
 FAMILY_RUN = "2026-12-03_family_deviation"
 STACKING_RUN = "2026-12-03_stacking"
+#: the layout addendum's run (``python -m memcglab.validation.ablation --layout``), scored on
+#: the grown set: its variant A is the chosen model there
+LAYOUT_RUN = "2026-12-04_layout"
 #: :func:`buildup_table`'s columns
 COLUMNS: tuple[str, ...] = ("step", "term", "interval score without", "interval score with",
                             "CRPS with", "log score with", "fitted parameters added",
@@ -38,7 +41,9 @@ _NAMES = {"cpu_slowdown": "CPU slowdown (SMT, time sharing)",
           "busiest_share": "busiest-CPU share", "socket_growth": "socket growth",
           "private_lines": "private lines", "alternatives": "modelling alternatives (mixture)",
           "perf_shares": "perf shares in the likelihood",
-          "family_deviation": "per-family hold-time deviations"}
+          "family_deviation": "per-family hold-time deviations",
+          "page_counter_fields": "page_counter layout, field by field",
+          "prefetch_pair": "adjacent-line prefetch pair"}
 
 
 def history_dir() -> Path:
@@ -152,6 +157,21 @@ def follow_ups(table: pd.DataFrame, history: str | Path | None = None) -> pd.Dat
                      "fitted parameters added": _free_weights(weights),
                      "decision": ("kept" if stacked["interval_score"] < chosen_score
                                   else "rejected")})
+    layout = root / LAYOUT_RUN / "layout.csv"
+    if layout.is_file():
+        got = pd.read_csv(layout).set_index("variant")
+        names = {"B": _name("page_counter_fields"),
+                 "C": _name("page_counter_fields") + " + " + _name("prefetch_pair")}
+        for v in ("B", "C"):
+            rows.append({"step": "follow-up (addendum 2026-12-04, grown set)",
+                         "term": names[v] + " (on the chosen model)",
+                         "interval score without": float(got.loc["A", "interval_score"]),
+                         "interval score with": float(got.loc[v, "interval_score"]),
+                         "CRPS with": float(got.loc[v, "crps"]),
+                         "log score with": float(got.loc[v, "log_score"]),
+                         "fitted parameters added": int(got.loc[v, "parameters"]
+                                                        - got.loc["A", "parameters"]),
+                         "decision": "kept" if bool(got.loc[v, "kept"]) else "rejected"})
     return _counts(pd.DataFrame(rows, columns=list(COLUMNS)))
 
 

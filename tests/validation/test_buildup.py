@@ -141,3 +141,16 @@ def test_a_live_selection_reads_like_the_committed_table(monkeypatch):
                                       "kept", "kept", "kept", "kept", "kept", "rejected"]
     assert t["fitted parameters added"].iloc[6:].tolist() == [1] * 6
     assert not chosen.perf_shares and chosen.alternatives
+
+
+def test_the_layout_follow_up_compares_b_and_c_with_a(tmp_path):
+    (tmp_path / buildup.LAYOUT_RUN).mkdir(parents=True)
+    pd.DataFrame({"variant": ["A", "B", "C"], "kept": [False, True, False],
+                  "interval_score": [1.0, 0.8, 0.9], "crps": [0.1, 0.09, 0.095],
+                  "log_score": [0.5, 0.6, 0.55], "parameters": [9, 9, 9]}).to_csv(
+        tmp_path / buildup.LAYOUT_RUN / "layout.csv", index=False)
+    f = buildup.follow_ups(buildup.buildup_table(_raw()), tmp_path)
+    assert f["interval score without"].tolist() == [1.0, 1.0]
+    assert f["interval score with"].tolist() == [0.8, 0.9]
+    assert f["decision"].tolist() == ["kept", "rejected"]
+    assert f["fitted parameters added"].tolist() == [0, 0]
