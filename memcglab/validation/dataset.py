@@ -30,7 +30,7 @@ from memcglab.cost import CostParams
 from memcglab.hardware.families import profile_from_facts
 from memcglab.pricing.profile import FUNCTIONS
 from memcglab.scenario.errors import error_params
-from memcglab.scenario.model import ScenarioModel
+from memcglab.scenario.model import ScenarioModel, unpriced
 from memcglab.scenario.predict import SELF_FUNCTIONS, SHARE_FLOOR
 from memcglab.scenario.space import PRIORS, TAU_PARAM, TAU_PRIOR, derived, unknown_params
 from memcglab.scenario.spec import load_scenario
@@ -40,7 +40,7 @@ from memcglab.validation.calibrate import Observation
 from memcglab.validation.devset import Case, calibration_point, load_cases
 
 __all__ = ["SIGMA_PRIORS", "CaseModel", "case_models", "declared_noise", "hyperpriors",
-           "observations", "share_observations", "unknowns"]
+           "observations", "priced_cases", "share_observations", "unknowns", "unpriced_cases"]
 
 #: the model's own errors: relative on an effect's size, and on absolute rates (log)
 SIGMA_PRIORS: dict[str, Param] = {
@@ -167,6 +167,26 @@ class CaseModel:
         return float(np.log(per_instance * self.model.instances))
 
 
+def unpriced_cases(cases: Sequence[Case] | None = None) -> tuple[tuple[Case, str], ...]:
+    """The development cases (all by default) whose valid scenario the model refuses to
+    price yet (:func:`memcglab.scenario.model.unpriced`), each with the refusal. They stay
+    in the development set and are reported, not scored: a case enters the scoreboard
+    when the model can price it, under the addendum in force at scoring time."""
+    out = []
+    for c in (cases if cases is not None else load_cases()):
+        refused = unpriced(load_scenario(c.scenario))
+        if refused is not None:
+            out.append((c, str(refused)))
+    return tuple(out)
+
+
+def priced_cases(cases: Sequence[Case] | None = None) -> tuple[Case, ...]:
+    """The development cases (all by default) the model can price, in the set's order."""
+    every = tuple(cases if cases is not None else load_cases())
+    refused = {c.case_id for c, _ in unpriced_cases(every)}
+    return tuple(c for c in every if c.case_id not in refused)
+
+
 @lru_cache(maxsize=256)
 def _case_model(case_id: str, terms: Terms) -> CaseModel:
     case = next(c for c in load_cases() if c.case_id == case_id)
@@ -175,9 +195,9 @@ def _case_model(case_id: str, terms: Terms) -> CaseModel:
 
 def case_models(cases: Sequence[Case] | None = None, terms: Terms = DEFAULT_TERMS
                 ) -> list[CaseModel]:
-    """A model per case (all development cases by default), cached across calls."""
+    """A model per case (every case the model can price, by default), cached across calls."""
     return [_case_model(c.case_id, terms)
-            for c in (cases if cases is not None else load_cases())]
+            for c in (cases if cases is not None else priced_cases())]
 
 
 def _terms_of(models: Sequence[CaseModel]) -> Terms:

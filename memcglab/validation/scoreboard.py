@@ -39,9 +39,10 @@ from memcglab.validation.dataset import (
     declared_noise,
     hyperpriors,
     observations,
+    priced_cases,
     unknowns,
 )
-from memcglab.validation.devset import case_profile, load_cases
+from memcglab.validation.devset import case_profile
 from memcglab.validation.digest import devset_sha256
 from memcglab.validation.foldcache import cached_fold
 
@@ -133,8 +134,9 @@ def _baseline_pct(held: Fold, name: str, case_id: str) -> float:
 def run(points: int = DEFAULT_POINTS, seed: int = 0, sources: Sequence[str] | None = None,
         progress: Callable[[str], None] | None = None, terms: Terms = DEFAULT_TERMS
         ) -> tuple[pd.DataFrame, dict[str, Fold]]:
-    """Predict every case leave-one-source-out; one row per case (:data:`COLUMNS`)."""
-    cases = load_cases()
+    """Predict every case the model can price leave-one-source-out; one row per case
+    (:data:`COLUMNS`). The cases it refuses are :func:`unpriced_cases`'s."""
+    cases = priced_cases()
     models = case_models(cases, terms)
     wanted = sorted({c.source for c in cases}) if sources is None else list(sources)
     rows, folds = [], {}
@@ -217,5 +219,5 @@ def profile_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def cases_in_order() -> list[str]:
-    """Every development case's ID, in the development set's order."""
-    return [c.case_id for c in load_cases()]
+    """Every scored development case's ID (those the model prices), in the set's order."""
+    return [c.case_id for c in priced_cases()]

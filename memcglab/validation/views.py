@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from memcglab.validation.dataset import CaseModel, case_models
-from memcglab.validation.devset import load_cases
+from memcglab.validation.dataset import CaseModel, case_models, priced_cases
+
 
 __all__ = ["case_table", "figure", "miss_table", "summary_text", "what_it_would_take"]
 
@@ -103,7 +103,7 @@ def miss_table(frame: pd.DataFrame, folds: dict | None = None) -> pd.DataFrame:
     if misses.empty:
         return pd.DataFrame(columns=["case", "measured", "predicted", "gap_pp",
                                      "what it would take"])
-    models = {m.case.case_id: m for m in case_models(load_cases())}
+    models = {m.case.case_id: m for m in case_models(priced_cases())}
     rows = []
     for r in misses.itertuples():
         gap = r.measured_change_pct - (r.high if r.measured_change_pct > r.high else r.low)
