@@ -19,7 +19,6 @@ from scipy import optimize
 
 from memcglab.validation.dataset import CaseModel, case_models, priced_cases
 
-
 __all__ = ["case_table", "figure", "miss_table", "summary_text", "what_it_would_take"]
 
 

@@ -21,7 +21,7 @@ def test_a_variant_is_kept_only_below_every_simpler_one(monkeypatch, scores, kep
     def fake(terms, points, seed):
         name = "C" if terms.prefetch_pair else "B" if terms.page_counter_fields else "A"
         by_key[name] = terms
-        return {"terms": terms.key(), "interval_score": dict(zip("ABC", scores))[name]}
+        return {"terms": terms.key(), "interval_score": dict(zip("ABC", scores, strict=True))[name]}
 
     monkeypatch.setattr(ablation, "score_variant", fake)
     table, chosen = ablation.layout_test(DEFAULT_TERMS, 4, 0)
