@@ -183,7 +183,7 @@ def test_validate_quick_writes_its_tables_without_tabulate(empty, without_tabula
     assert len(board) >= 10 and len(sources) >= 4
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["scoreboard.parquet", "summary.csv", "profiles.parquet", "proper_scores.parquet",
-         "proper_summary.csv", "run.json", "buildup.csv",
+         "proper_summary.csv", "run.json", "buildup.csv", "not_scored.csv",
          *(f"calibration-without-{s}.json" for s in sources)])
     proper = pd.read_csv(out / "proper_summary.csv")
     # memcglab, memcglab with the base run given, and the three fair baselines
@@ -203,6 +203,11 @@ def test_validate_quick_writes_its_tables_without_tabulate(empty, without_tabula
     assert head == "| method | " + " | ".join(summary.columns) + " |"
     assert "\n## The model built up (the committed runs" in text
     assert "printed memcg rows" in text  # the profile goal, counted
+    # the cases the model cannot price are listed, not silently dropped
+    refused = pd.read_csv(out / "not_scored.csv")
+    assert len(refused) == 8 and set(refused["case"]).isdisjoint(board["case"])
+    assert "Not scored: 8 development cases the model cannot price yet" in text
+    assert "- page_counter_relayout/malloc1_A-P100: 1 is not priced yet" in text
 
 
 def test_no_shipped_code_or_notebook_needs_tabulate():

@@ -32,7 +32,8 @@ __all__ = ["LAYOUT_VARIANTS", "layout_test", "log_scores", "score_variant", "sel
 #: rules_addendum_2026-12-04_layout_term.md: the chosen model, + page_counter_fields,
 #: + prefetch_pair, simplest first
 LAYOUT_VARIANTS: tuple[tuple[str, dict[str, bool]], ...] = (
-    ("A", {}), ("B", {"page_counter_fields": True}),
+    ("A", {"page_counter_fields": False, "prefetch_pair": False}),
+    ("B", {"page_counter_fields": True, "prefetch_pair": False}),
     ("C", {"page_counter_fields": True, "prefetch_pair": True}))
 
 

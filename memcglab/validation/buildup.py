@@ -171,8 +171,19 @@ def follow_ups(table: pd.DataFrame, history: str | Path | None = None) -> pd.Dat
                          "log score with": float(got.loc[v, "log_score"]),
                          "fitted parameters added": int(got.loc[v, "parameters"]
                                                         - got.loc["A", "parameters"]),
-                         "decision": "kept" if bool(got.loc[v, "kept"]) else "rejected"})
+                         "decision": _layout_decision(got, v)})
     return _counts(pd.DataFrame(rows, columns=list(COLUMNS)))
+
+
+def _layout_decision(got: pd.DataFrame, variant: str) -> str:
+    """``kept``; or, for a variant below A that a richer one beat, which one was kept."""
+    if bool(got.loc[variant, "kept"]):
+        return "kept"
+    kept = got.index[got["kept"].astype(bool)]
+    if (len(kept) and kept[0] != "A" and round(got.loc[variant, "interval_score"], 3)
+            < round(got.loc["A", "interval_score"], 3)):
+        return f"lower than without, but {kept[0]} lower still"
+    return "rejected"
 
 
 def _fmt(terms: list[str]) -> str:

@@ -9,7 +9,8 @@ Then the profile comparison against issue 22's factor-of-2 goal
 the registered tests after it (:mod:`memcglab.validation.buildup`; the build-up takes
 hours, so it is read, not run: ``python -m memcglab.validation.ablation`` runs it).
 ``--out DIR`` writes ``scoreboard.parquet`` (one row per case), ``summary.csv``,
-``profiles.parquet`` (with the comparison's columns), ``buildup.csv``, the proper-rule
+``profiles.parquet`` (with the comparison's columns), ``not_scored.csv`` (the cases
+the model refuses to price yet, with the refusal), ``buildup.csv``, the proper-rule
 tables and each fold's calibration, each file atomically.
 ``--calibrate FILE`` instead fits one calibration on every case and writes it to FILE
 (how ``data/calibration/default.json`` is made).
@@ -139,12 +140,18 @@ def run(args: argparse.Namespace) -> int:
     # the build-up is hours of fits: the committed run is shown, not run again
     table_up = buildup_table(load_ablation())
     buildup = pd.concat([table_up, follow_ups(table_up)], ignore_index=True)
+    from memcglab.validation.dataset import unpriced_cases
+
+    refused = unpriced_cases()
     # the files first: a failure while printing (a closed pipe) must not lose the run
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         board = frame.drop(columns=["_profile"])
         _atomic(out / "scoreboard.parquet", lambda p: board.to_parquet(p, index=False))
         _atomic(out / "summary.csv", lambda p: table.to_csv(p))
+        _atomic(out / "not_scored.csv", lambda p: pd.DataFrame(
+            [{"case": c.case_id, "refusal": why} for c, why in refused],
+            columns=["case", "refusal"]).to_csv(p, index=False))
         _atomic(out / "profiles.parquet", lambda p: comparison.to_parquet(p, index=False))
         _atomic(out / "buildup.csv", lambda p: buildup.to_csv(p, index=False))
         write_tables(out, proper, proper_table, _atomic, points, args.seed)
@@ -155,6 +162,11 @@ def run(args: argparse.Namespace) -> int:
                     lambda p, f=fold: p.write_text(dump_calibration(f.calibration)))
     print("# Leave-one-source-out scoreboard\n")
     print(case_table(frame))
+    if refused:
+        print(f"\nNot scored: {len(refused)} development cases the model cannot price yet "
+              "(they enter the scoreboard when it can):")
+        for case, why in refused:
+            print(f"- {case.case_id}: {why.split(': ', 1)[1]}")
     print("\n## Summary\n")
     print(markdown_table(table.round(3)))
     print("\n## Proper scores (rules_addendum_2026-12-02), mean over sources; lower is better\n")

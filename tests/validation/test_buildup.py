@@ -115,9 +115,10 @@ def test_the_follow_ups_compare_with_the_chosen_model(tmp_path):
 def test_the_committed_follow_ups():
     t = buildup.buildup_table(buildup.load_ablation())
     f = buildup.follow_ups(t).round(3)
-    assert f["interval score with"].tolist() == [0.94, 1.534]
-    assert f["interval score without"].tolist() == [0.888, 0.94]
-    assert f["decision"].tolist() == ["dropped", "rejected"]
+    assert f["interval score with"].tolist() == [0.94, 1.534, 1.346, 0.75]
+    assert f["interval score without"].tolist() == [0.888, 0.94, 1.751, 1.751]
+    assert f["decision"].tolist() == ["dropped", "rejected",
+                                      "lower than without, but C lower still", "kept"]
 
 
 def test_a_live_selection_reads_like_the_committed_table(monkeypatch):
@@ -152,5 +153,5 @@ def test_the_layout_follow_up_compares_b_and_c_with_a(tmp_path):
     f = buildup.follow_ups(buildup.buildup_table(_raw()), tmp_path)
     assert f["interval score without"].tolist() == [1.0, 1.0]
     assert f["interval score with"].tolist() == [0.8, 0.9]
-    assert f["decision"].tolist() == ["kept", "rejected"]
+    assert f["decision"].tolist() == ["kept", "lower than without, but B lower still"]
     assert f["fitted parameters added"].tolist() == [0, 0]

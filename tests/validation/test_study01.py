@@ -56,7 +56,7 @@ def test_only_the_sources_changes_are_left_out(models):
     ours = sorted(o.case for o in kept if o.source == study01.SOURCE)
     assert ours == sorted(f"{c}/base_rate" for c in study01.LEFT_OUT)
     assert {o.kind for o in kept if o.source == study01.SOURCE} == {"log_rate"}
-    assert len(kept) == 22 and "kmemcache_accounting/hold_time" in {o.case for o in kept}
+    assert len(kept) == 26 and "kmemcache_accounting/hold_time" in {o.case for o in kept}
 
 
 def test_a_poisoned_with_column_changes_nothing_the_fit_reads(models):
