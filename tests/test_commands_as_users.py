@@ -207,7 +207,7 @@ def test_validate_quick_writes_its_tables_without_tabulate(empty, without_tabula
     refused = pd.read_csv(out / "not_scored.csv")
     assert len(refused) == 8 and set(refused["case"]).isdisjoint(board["case"])
     assert "Not scored: 8 development cases the model cannot price yet" in text
-    assert "- page_counter_relayout/malloc1_A-P100: 1 is not priced yet" in text
+    assert "- page_counter_relayout/malloc1_A-P100: cgroups.version: 1 is not priced" in text
 
 
 def test_no_shipped_code_or_notebook_needs_tabulate():
