@@ -13,7 +13,9 @@ from memcglab.scenario.terms import DEFAULT_TERMS, Terms
 
 from .test_model_core import _values
 
-ON = dataclasses.replace(DEFAULT_TERMS, page_counter_fields=True)
+#: the chosen model without the layout term (the default has it since the layout addendum)
+OFF = dataclasses.replace(DEFAULT_TERMS, page_counter_fields=False, prefetch_pair=False)
+ON = dataclasses.replace(OFF, page_counter_fields=True)
 PAIR = dataclasses.replace(ON, prefetch_pair=True)
 
 #: 24 instances in one memcg on 48 CPUs: the shared usage lines are the bottleneck
@@ -49,7 +51,7 @@ def model(tmp_path, terms: Terms, base: str, new: str, protection: bool = False)
 
 @pytest.mark.parametrize("protection", [False, True])
 def test_on_the_v6_1_layout_the_term_changes_nothing(tmp_path, protection):
-    off = model(tmp_path, DEFAULT_TERMS, "v6.1", "v6.1", protection)
+    off = model(tmp_path, OFF, "v6.1", "v6.1", protection)
     on = model(tmp_path, ON, "v6.1", "v6.1", protection)
     v, which = _values(off), np.zeros(4, dtype=np.int64)
     a, b = off.evaluate(v, which), on.evaluate(v, which)
@@ -58,7 +60,7 @@ def test_on_the_v6_1_layout_the_term_changes_nothing(tmp_path, protection):
 
 
 def test_without_the_term_the_layout_key_changes_nothing(tmp_path):
-    m = model(tmp_path, DEFAULT_TERMS, "v5.12", "v6.1")
+    m = model(tmp_path, OFF, "v5.12", "v6.1")
     priced = m.evaluate(_values(m), np.zeros(4, dtype=np.int64))
     assert priced.change.tolist() == [0.0] * 4
 
@@ -99,7 +101,7 @@ def test_the_socket_pressure_walks_read_usages_line_in_the_v5_layouts(tmp_path):
     # per __sk_mem_reduce_allocated, one such call per socket uncharge) and by nothing
     # when the line is not written
     assert np.all(reads > 0) and np.all(reads <= b.per_op["uncharges"] + 1e-12)
-    off = model(tmp_path, DEFAULT_TERMS, "v5.12", "aligned")
+    off = model(tmp_path, OFF, "v5.12", "aligned")
     assert not off._walker_transfers(off.base[0], off.scenario.base, off.base[0].names).any()
 
 
