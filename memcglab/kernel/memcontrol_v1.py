@@ -152,7 +152,7 @@ def memcg_kmem_charge_page(machine, memcg: MemCgroup, gfp, nr_pages: int, cpu: i
 
     6.x (every era but the v5.x obj-stock ones): ``obj_cgroup_charge_pages()`` =
     ``try_charge_memcg`` then (MEMCG_KMEM and) ``memcg1_account_kmem(memcg, +nr)``.
-    v5.x (``machine.obj.kmem_try_charge``): ``__memcg_kmem_charge()`` of 5458985533ba =
+    v5.x (``machine.obj.kmem_page_v5``): ``__memcg_kmem_charge()`` of 5458985533ba =
     ``try_charge``, then ``page_counter_try_charge(&memcg->kmem)``, ``cancel_charge``
     if it refuses. The MEMCG_KMEM stat of these pages is not kept: the replay counts
     them as held kmem pages instead (``Replayer.held_kmem``).
@@ -160,7 +160,7 @@ def memcg_kmem_charge_page(machine, memcg: MemCgroup, gfp, nr_pages: int, cpu: i
     ret = machine.try_charge(memcg, gfp, nr_pages, cpu)  # non-root: try_charge_memcg
     if ret:
         return ret
-    if machine.obj is not None and machine.obj.kmem_try_charge:
+    if machine.obj is not None and machine.obj.kmem_page_v5:
         return memcg1_kmem_try_charge(machine, memcg, nr_pages, cpu)
     memcg1_account_kmem(machine, memcg, nr_pages)
     return 0
