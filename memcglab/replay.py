@@ -21,7 +21,13 @@ from typing import Any
 
 from memcglab.events import CALL_EVENTS, OBJ_ERA_EVENTS, V1_EVENTS
 from memcglab.kernel.memcontrol import GFP_KERNEL, MemcgCharge, MemcgEvent
-from memcglab.kernel.memcontrol_v1 import v1_json, v1_violation
+from memcglab.kernel.memcontrol_v1 import (
+    memcg_kmem_charge_page,
+    memcg_kmem_uncharge_page,
+    uncharge_batch_kmem,
+    v1_json,
+    v1_violation,
+)
 from memcglab.kernel.observer import Observer
 from memcglab.kernel.page_counter import page_counter_set_max
 from memcglab.kernel.percpu import local_lock, local_unlock
@@ -68,12 +74,14 @@ class InvariantViolation(Exception):
         self.index, self.line, self.message = index, line, message
 
 
-def conservation_violation(machine: MemcgCharge, held: dict[int, int]) -> str | None:
+def conservation_violation(machine: MemcgCharge, held: dict[int, int],
+                           held_kmem: dict[int, int] | None = None) -> str | None:
     """Describe the first memcg whose usage is not held + stocked + kmem + children, the
     first stock slot out of bounds, or the first objcg whose bytes do not add up; or None.
 
     ``kmem`` (the pages charged through objcgs, kernel notes §11.11) is 0 in a trace
-    without object operations, so the message then is the contract's.
+    without object operations, so the message then is the contract's. ``held_kmem``
+    (the page-level kmem pages among ``held``, cgroup v1 only) enters the v1 check.
     """
     stocked = machine.stocked_pages()
     kmem = machine.obj.kmem_pages() if machine.obj is not None else {}
@@ -89,7 +97,7 @@ def conservation_violation(machine: MemcgCharge, held: dict[int, int]) -> str | 
     if problem is None and machine.obj is not None:
         problem = machine.obj.violation()
     if problem is None and machine.cgroup_version == 1:
-        problem = v1_violation(machine)
+        problem = v1_violation(machine, held_kmem)
     return problem
 
 
@@ -110,6 +118,9 @@ class Replayer:
         self.machine = build_model(model, cpus, slots, seed, batch, self.observer, policy,
                                    refill, nodes, obj_stock, cgroup_version, swap)
         self.held: dict[int, int] = {0: 0}
+        # docs/trace-extensions.md, "Page-level kmem charges": on cgroup v1, the pages
+        # of held that a ``kmem`` charge took (never the root's; always 0 on v2)
+        self.held_kmem: dict[int, int] = {0: 0}
         self.ops = self.failed_charges = self.set_max_busy = self.short_uncharges = 0
         self.counts = {"charges": 0, "uncharges": 0, "uncharges_direct": 0,
                        "obj_charges": 0, "obj_uncharges": 0}
@@ -122,58 +133,79 @@ class Replayer:
     def run(self, trace: Trace) -> None:
         """Replay every operation of ``trace`` (already validated) in order."""
         for index, row in enumerate(trace.ops.tolist()):
-            op, nested, cpu, memcg_id, parent, arg, line, irq = row
+            op, nested, cpu, memcg_id, parent, arg, line, irq, kmem = row
             self.machine.in_task = not irq  # in_task() for this operation
             if nested and cpu >= 0:
-                self._nested(op, cpu, memcg_id, parent, arg)
+                self._nested(op, cpu, memcg_id, parent, arg, kmem)
             else:
-                self.step(op, cpu, memcg_id, parent, arg)
+                self.step(op, cpu, memcg_id, parent, arg, kmem)
             self.machine.in_task = True
             if self.check:
-                problem = conservation_violation(self.machine, self.held)
+                problem = conservation_violation(self.machine, self.held, self.held_kmem)
                 if problem is not None:
                     name = OP_NAMES[op]
                     raise InvariantViolation(index, line, f"conservation broken after "
                                                           f"operation {index + 1} ({name}): "
                                                           f"{problem}")
 
-    def _nested(self, op: int, cpu: int, memcg_id: int, parent: int, arg: int) -> None:
+    def _nested(self, op: int, cpu: int, memcg_id: int, parent: int, arg: int,
+                kmem: int = 0) -> None:
         # An interrupt arriving while this CPU is inside the stock's local lock: the
         # interrupted context holds the lock(s), so every local_trylock fails.
         locks = self.machine.stock_locks(cpu)
         for lock in locks:
             local_lock(lock)
         try:
-            self.step(op, cpu, memcg_id, parent, arg)
+            self.step(op, cpu, memcg_id, parent, arg, kmem)
         finally:
             for lock in locks:
                 local_unlock(lock)
 
-    def step(self, op: int, cpu: int, memcg_id: int, parent: int, arg: int) -> None:
-        """One operation, as the contract defines it."""
+    def step(self, op: int, cpu: int, memcg_id: int, parent: int, arg: int,
+             kmem: int = 0) -> None:
+        """One operation, as the contract defines it; ``kmem`` is the row's kmem field
+        (docs/trace-extensions.md: read on cgroup v1 only, and never for the root)."""
         m = self.machine
         self.ops += 1
+        if kmem and (self.cgroup_version != 1 or memcg_id == 0):
+            kmem = 0  # v2 walks no memcg->kmem; the kernel charges no kmem page to the root
         if op == OP_CGROUP:
             memcg = m.mem_cgroup_css_alloc(memcg_id, m.memcgs[parent], arg)
             m.mem_cgroup_css_online(memcg)
             self.held[memcg_id] = 0
+            self.held_kmem[memcg_id] = 0
         elif op == OP_CHARGE:
             self.counts["charges"] += 1
-            if m.try_charge(m.memcgs[memcg_id], GFP_KERNEL, arg, cpu) == 0:
+            memcg = m.memcgs[memcg_id]
+            if kmem:
+                ret = memcg_kmem_charge_page(m, memcg, GFP_KERNEL, arg, cpu)
+            else:
+                ret = m.try_charge(memcg, GFP_KERNEL, arg, cpu)
+            if ret == 0:
                 self.held[memcg_id] += arg
+                self.held_kmem[memcg_id] += kmem
             else:
                 self.failed_charges += 1
         elif op in (OP_UNCHARGE, OP_UNCHARGE_DIRECT):
-            held = self.held[memcg_id]
-            release = min(arg, held)
+            held, held_kmem = self.held[memcg_id], self.held_kmem[memcg_id]
+            # kmem pages come out of the held kmem pages, the others out of the rest;
+            # each part is clipped to what is held of its kind (short_uncharges)
+            release_kmem = min(kmem, held_kmem)
+            release = release_kmem + min(arg - kmem, held - held_kmem)
             self.short_uncharges += arg - release
             if release:
                 self.held[memcg_id] = held - release
+                self.held_kmem[memcg_id] = held_kmem - release_kmem
                 self.counts["uncharges" if op == OP_UNCHARGE else "uncharges_direct"] += 1
-                if op == OP_UNCHARGE:
-                    m.mem_cgroup_sk_uncharge(m.memcgs[memcg_id], release, cpu)
+                memcg = m.memcgs[memcg_id]
+                if op == OP_UNCHARGE and kmem:
+                    memcg_kmem_uncharge_page(m, memcg, release, cpu)
+                elif op == OP_UNCHARGE:
+                    m.mem_cgroup_sk_uncharge(memcg, release, cpu)
+                elif kmem:
+                    uncharge_batch_kmem(m, memcg, release, release_kmem, cpu)
                 else:
-                    m.memcg_uncharge(m.memcgs[memcg_id], release, cpu)
+                    m.memcg_uncharge(memcg, release, cpu)
         elif op == OP_OBJ_CHARGE or op == OP_OBJ_UNCHARGE:
             self._obj(op, cpu, m.memcgs[memcg_id], arg)
         elif op == OP_DRAIN_ALL:

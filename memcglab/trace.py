@@ -58,6 +58,7 @@ __all__ = [
     "OP_NAMES",
     "OBJ_OPS",
     "IRQ_OPS",
+    "KMEM_OPS",
     "OBJ_BYTES_MAX",
     "MAX_NODES",
     "STOCK_SLOTS_MAX",
@@ -92,6 +93,8 @@ OP_NAMES = ("cgroup", "charge", "uncharge", "uncharge_direct", "drain_all", "cpu
 OBJ_OPS = (OP_OBJ_CHARGE, OP_OBJ_UNCHARGE)
 #: the operations that may carry the ``irq`` word
 IRQ_OPS = (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT, OP_OBJ_CHARGE, OP_OBJ_UNCHARGE)
+#: the operations that may carry the ``kmem`` word (``kmem=K`` on uncharge_direct)
+KMEM_OPS = (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT)
 #: BYTES of obj_charge / obj_uncharge: 1 to 2^29. The largest byte charge a kernel
 #: caller makes is a percpu area, pcpu_obj_full_size() (mm/percpu-internal.h) of at
 #: most PCPU_MIN_UNIT_SIZE (32 KiB, "the maximum supported allocation size") on each
@@ -109,7 +112,10 @@ STOCK_SLOTS_MAX = 2**24
 #: the (un)charges, BYTES for the object operations, PAGES for ``set_max`` and the
 #: limit for ``cgroup``; ``parent`` is the parent ID of ``cgroup`` (else -1); ``line``
 #: is the 1-based line in the text (0 for traces built in memory); ``irq`` is the
-#: ``irq`` word (appended after ``line``, so the contract's fields keep their order).
+#: ``irq`` word (appended after ``line``, so the contract's fields keep their order);
+#: ``kmem`` (appended after ``irq``) is how many of the NR pages are kernel-memory pages:
+#: NR for ``charge ... kmem`` and ``uncharge ... kmem``, K for ``uncharge_direct ...
+#: kmem=K``, else 0.
 OP_DTYPE = np.dtype([
     ("op", "u1"),
     ("nested", "?"),
@@ -119,6 +125,7 @@ OP_DTYPE = np.dtype([
     ("arg", "<u8"),
     ("line", "<i8"),
     ("irq", "?"),
+    ("kmem", "<u8"),
 ])
 
 
@@ -200,11 +207,14 @@ def node_of(trace: Trace, cpu: int) -> int:
     return cpu // (trace.cpus // trace.nodes)
 
 
-def make_ops(rows: Iterable[tuple], *, irq: bool | Iterable[bool] = False) -> np.ndarray:
+def make_ops(rows: Iterable[tuple], *, irq: bool | Iterable[bool] = False,
+             kmem: int | Iterable[int] = 0) -> np.ndarray:
     """Build an ``OP_DTYPE`` array from ``(op, cpu, memcg, arg[, parent[, nested]])`` rows.
 
     ``irq`` marks the rows that run outside task context: one flag for every row,
-    or one per row.
+    or one per row. ``kmem`` is the ``kmem`` field (the kernel-memory pages among NR:
+    NR or 0 for charge and uncharge, 0..NR for uncharge_direct): one value for every
+    row, or one per row; the default 0 is no ``kmem`` word.
 
     >>> ops = make_ops([(OP_CGROUP, -1, 1, PAGE_COUNTER_MAX, 0), (OP_CHARGE, 0, 1, 5)])
     >>> [OP_NAMES[o] for o in ops["op"]]
@@ -218,12 +228,17 @@ def make_ops(rows: Iterable[tuple], *, irq: bool | Iterable[bool] = False) -> np
     if len(flags) != len(rows):
         raise ValueError(f"irq: {len(flags)} flags for {len(rows)} rows; give one per row "
                          "or a single bool")
+    kmems = [int(kmem)] * len(rows) if isinstance(kmem, int | np.integer) else \
+        [int(k) for k in kmem]
+    if len(kmems) != len(rows):
+        raise ValueError(f"kmem: {len(kmems)} values for {len(rows)} rows; give one per row "
+                         "or a single int")
     out = []
-    for row, flag in zip(rows, flags, strict=True):
+    for row, flag, k in zip(rows, flags, kmems, strict=True):
         op, cpu, memcg, arg, *rest = row
         parent = rest[0] if rest else -1
         nested = bool(rest[1]) if len(rest) > 1 else False
-        out.append((op, nested, cpu, memcg, parent, arg, 0, flag))
+        out.append((op, nested, cpu, memcg, parent, arg, 0, flag, k))
     return np.array(out, dtype=OP_DTYPE)
 
 
@@ -278,13 +293,23 @@ class _Checker:
             raise self.fail(line, f"{what}: cpu {cpu} out of range 0..{self.cpus - 1}")
 
     def op(self, line: int, op: int, cpu: int, memcg: int, parent: int, arg: int,
-           nested: bool, irq: bool = False) -> None:
+           nested: bool, irq: bool = False, kmem: int = 0) -> None:
         if op >= len(OP_NAMES):
             raise self.fail(line, f"unknown operation code {op}")
         name = OP_NAMES[op]
         if irq and op not in IRQ_OPS:
             raise self.fail(line, f"{name}: 'irq' is valid only on "
                                   f"{', '.join(OP_NAMES[o] for o in IRQ_OPS)}")
+        if kmem:
+            if op not in KMEM_OPS:
+                raise self.fail(line, f"{name}: 'kmem' is valid only on charge, uncharge "
+                                      "and uncharge_direct (kmem=K)")
+            if op == OP_UNCHARGE_DIRECT and kmem > arg:
+                raise self.fail(line, f"uncharge_direct: kmem={kmem} exceeds NR {arg} "
+                                      f"(valid: kmem=0..{arg}, the kmem pages of the batch)")
+            if op != OP_UNCHARGE_DIRECT and kmem != arg:
+                raise self.fail(line, f"{name}: kmem field {kmem} must be 0 or NR {arg} "
+                                      "(the 'kmem' word marks all NR pages)")
         if nested and self.single:
             raise self.fail(line, f"{name}: 'nested' is invalid with the single model "
                                   "(its v6.15 charge path disables interrupts)")
@@ -417,6 +442,12 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
         if "nested" in args:
             raise checker.fail(number, f"{keyword}: 'nested' must be the last field "
                                        "(after 'irq')")
+        kmem = _kmem_word(checker, number, keyword, args)
+        if kmem is not None:
+            args = args[:-1]
+        if any(a == "kmem" or a.startswith("kmem=") for a in args):
+            raise checker.fail(number, f"{keyword}: 'kmem' must come right after NR "
+                                       "(before 'irq' and 'nested')")
         shape = _SHAPES[keyword]
         limit = None
         if keyword == "cgroup" and len(args) == 3:
@@ -426,6 +457,8 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
             limit = _integer(checker, number, args[2][4:], "cgroup: max=", 1, PAGES_MAX)
             args = args[:2]
         usage = " ".join((keyword, *shape)) + (" [max=PAGES]" if keyword == "cgroup" else "")
+        usage += (" [kmem=K]" if keyword == "uncharge_direct" else
+                  " [kmem]" if _OPCODE[keyword] in KMEM_OPS else "")
         usage += " [irq]" if _OPCODE[keyword] in IRQ_OPS else ""
         if len(args) != len(shape):
             raise checker.fail(number, f"{keyword}: expected '{usage} [nested]', "
@@ -453,13 +486,36 @@ def parse_text(text: str | bytes, source: str = "<memory>", *, single: bool = Fa
         arg = values.get("NR", values.get("BYTES", values.get(
             "PAGES", limit if limit is not None else PAGE_COUNTER_MAX if op == OP_CGROUP
             else 0)))
-        checker.op(number, op, cpu, memcg, parent, arg, nested, irq)
-        rows.append((op, nested, cpu, memcg, parent, arg, number, irq))
+        kmem = 0 if kmem is None else arg if kmem < 0 else kmem
+        checker.op(number, op, cpu, memcg, parent, arg, nested, irq, kmem)
+        rows.append((op, nested, cpu, memcg, parent, arg, number, irq, kmem))
     if not lines:
         raise checker.fail(1, f"empty trace: the first line must be exactly {HEADER!r}")
     if not seen_cpus:
         raise checker.fail(len(lines), "missing 'cpus N' line")
     return Trace(checker.cpus, np.array(rows, dtype=OP_DTYPE), source, nodes, cpus_line)
+
+
+def _kmem_word(checker: _Checker, number: int, keyword: str, args: list[str]) -> int | None:
+    """The optional ``kmem`` word at the end of ``args`` (irq and nested stripped): None
+    without it, -1 for the bare word (all NR pages), K for ``kmem=K``."""
+    if not args:
+        return None
+    last = args[-1]
+    if last != "kmem" and not last.startswith("kmem="):
+        return None
+    if _OPCODE[keyword] not in KMEM_OPS:
+        raise checker.fail(number, f"{keyword}: 'kmem' is valid only on charge, uncharge "
+                                   "and uncharge_direct (kmem=K)")
+    if keyword == "uncharge_direct":
+        if last == "kmem":
+            raise checker.fail(number, "uncharge_direct: expected kmem=K (K of the NR pages "
+                                       "are kmem pages, 0 <= K <= NR), not a bare 'kmem'")
+        return _integer(checker, number, last[5:], "uncharge_direct: kmem=", 0, NR_MAX)
+    if last != "kmem":
+        raise checker.fail(number, f"{keyword}: 'kmem' takes no value here (kmem=K is "
+                                   "uncharge_direct's); write 'kmem'")
+    return -1
 
 
 def _nodes_line(checker: _Checker, number: int, args: list[str], seen_cpus: bool,
@@ -513,8 +569,8 @@ def validate(trace: Trace, *, single: bool = False, slots: int | None = None,
     checker.cpus = trace.cpus
     _check_nodes(checker, 0, trace.nodes)
     for index, row in enumerate(trace.ops.tolist()):
-        op, nested, cpu, memcg, parent, arg, line, irq = row
-        checker.op(line or index + 1, op, cpu, memcg, parent, arg, nested, irq)
+        op, nested, cpu, memcg, parent, arg, line, irq, kmem = row
+        checker.op(line or index + 1, op, cpu, memcg, parent, arg, nested, irq, kmem)
 
 
 def to_text(trace: Trace) -> str:
@@ -522,7 +578,7 @@ def to_text(trace: Trace) -> str:
     out = [HEADER, f"cpus {trace.cpus}"]
     if trace.nodes != 1:
         out.append(f"nodes {trace.nodes}")
-    for op, nested, cpu, memcg, parent, arg, _line, irq in trace.ops.tolist():
+    for op, nested, cpu, memcg, parent, arg, _line, irq, kmem in trace.ops.tolist():
         name = OP_NAMES[op]
         if op == OP_CGROUP:
             fields = [name, str(memcg), str(parent)]
@@ -530,6 +586,8 @@ def to_text(trace: Trace) -> str:
                 fields.append(f"max={arg}")
         elif op in (OP_CHARGE, OP_UNCHARGE, OP_UNCHARGE_DIRECT, *OBJ_OPS):
             fields = [name, str(cpu), str(memcg), str(arg)]
+            if kmem:
+                fields.append(f"kmem={kmem}" if op == OP_UNCHARGE_DIRECT else "kmem")
         elif op == OP_DRAIN_ALL:
             fields = [name, str(cpu), str(memcg)]
         elif op == OP_CPU_DEAD:

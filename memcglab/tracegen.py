@@ -121,7 +121,7 @@ def random_trace(seed: int, n_ops: int | None = None, batch: int = 64,
                 x = int(rng.choice(leaves))
                 online[x] = False
                 rows.append((kind, nest, -1, x, -1, 0))
-    ops = np.array([(op, nst, c, m, p, a, 0, False) for op, nst, c, m, p, a in rows],
+    ops = np.array([(op, nst, c, m, p, a, 0, False, 0) for op, nst, c, m, p, a in rows],
                    dtype=OP_DTYPE)
     return Trace(cpus, ops, f"<random {seed}>")
 
@@ -216,6 +216,6 @@ def random_obj_trace(seed: int, n_ops: int | None = None, batch: int = 64,
                 x = int(rng.choice(leaves))
                 online[x] = False
                 rows.append((kind, nest, -1, x, -1, 0, False))
-    ops = np.array([(op, nst, c, m, p, a, 0, f) for op, nst, c, m, p, a, f in rows],
+    ops = np.array([(op, nst, c, m, p, a, 0, f, 0) for op, nst, c, m, p, a, f in rows],
                    dtype=OP_DTYPE)
     return Trace(cpus, ops, f"<random obj {seed}>", nodes)

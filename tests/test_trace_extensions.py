@@ -51,7 +51,8 @@ def test_codes_are_appended_and_dtype_keeps_the_contract_fields_first() -> None:
     assert OP_NAMES[:8] == ("cgroup", "charge", "uncharge", "uncharge_direct", "drain_all",
                             "cpu_dead", "set_max", "offline")
     assert OP_NAMES[OP_OBJ_CHARGE] == "obj_charge" and OP_NAMES[OP_OBJ_UNCHARGE] == "obj_uncharge"
-    assert OP_DTYPE.names == ("op", "nested", "cpu", "memcg", "parent", "arg", "line", "irq")
+    assert OP_DTYPE.names == ("op", "nested", "cpu", "memcg", "parent", "arg", "line", "irq",
+                              "kmem")
     assert [OP_NAMES[o] for o in IRQ_OPS] == ["charge", "uncharge", "uncharge_direct",
                                               "obj_charge", "obj_uncharge"]
 
@@ -62,10 +63,10 @@ def test_object_operations_parse_to_their_fields() -> None:
                          "charge 0 7 3 irq nested"))
     rows = t.ops.tolist()
     assert rows[1:] == [
-        (OP_OBJ_CHARGE, False, 1, 7, -1, 264, 4, False),
-        (OP_OBJ_UNCHARGE, False, 0, 7, -1, 264, 5, True),
-        (OP_OBJ_UNCHARGE, True, 1, 0, -1, 9, 6, False),
-        (OP_CHARGE, True, 0, 7, -1, 3, 7, True),
+        (OP_OBJ_CHARGE, False, 1, 7, -1, 264, 4, False, 0),
+        (OP_OBJ_UNCHARGE, False, 0, 7, -1, 264, 5, True, 0),
+        (OP_OBJ_UNCHARGE, True, 1, 0, -1, 9, 6, False, 0),
+        (OP_CHARGE, True, 0, 7, -1, 3, 7, True, 0),
     ]
     assert t.nodes == 1
 

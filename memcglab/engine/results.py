@@ -13,6 +13,7 @@ import numpy as np
 from memcglab import registry
 from memcglab.engine.state import (
     EV,
+    F_HELDKMEM,
     F_KMEM,
     F_KMEMC_USAGE,
     F_KMEMC_WM,
@@ -230,11 +231,13 @@ def v1_violation(s: State, ids: list[int], swap: bool) -> str | None:
     n = int(s.g[G_NMEMCG])
     kmem, stat, usage = s.mc[F_KMEMC_USAGE, :n], s.mc[F_KMEM, :n], s.mc[F_USAGE, :n]
     memsw, parent = s.mc[F_MEMSW_USAGE, :n], s.mc[F_PARENT, :n]
+    pages = s.mc[F_HELDKMEM, :n]  # the trace's held page-level kmem pages
     children = np.bincount(parent[1:], weights=kmem[1:], minlength=n).astype(np.int64)
     for m in range(n):
-        if kmem[m] != stat[m] + children[m]:
+        if kmem[m] != stat[m] + pages[m] + children[m]:
             return (f"memcg {ids[m]}: kmem counter {kmem[m]} != MEMCG_KMEM {stat[m]} + "
-                    f"children {children[m]}")
+                    + (f"held kmem pages {pages[m]} + " if pages[m] else "")
+                    + f"children {children[m]}")
         if swap and memsw[m] != usage[m]:
             return f"memcg {ids[m]}: memsw {memsw[m]} != memory {usage[m]}"
     return None

@@ -40,14 +40,15 @@ __all__ = ["scan", "new_scan_state", "ST_CPUS_SEEN", "ST_CPUS", "ST_ROWS", "ST_B
 
 (ST_CPUS_SEEN, ST_CPUS, ST_ROWS, ST_BAD_LINE, ST_BAD_START, ST_BAD_END, ST_NODES_SEEN,
  ST_NODES) = range(8)
-ST_TOKENS = 8  # st[8:20]: start/end of up to 6 tokens of the current line
-ST_CPUS_LINE = 20  # the line of ``cpus N``
+ST_TOKENS = 8  # st[8:22]: start/end of up to 7 tokens of the current line
+ST_CPUS_LINE = 22  # the line of ``cpus N``
 
-# Words 0..9 are the operations (their codes), then "cpus", "nested", "max=", "irq" and
-# "nodes" (the last two from docs/trace-extensions.md).
-WORDS = (*OP_NAMES, "cpus", "nested", "max=", "irq", "nodes")
+# Words 0..9 are the operations (their codes), then "cpus", "nested", "max=", "irq",
+# "nodes", "kmem" and "kmem=" (the last four from docs/trace-extensions.md).
+WORDS = (*OP_NAMES, "cpus", "nested", "max=", "irq", "nodes", "kmem", "kmem=")
 W_CPUS = len(OP_NAMES)
 W_NESTED, W_MAX, W_IRQ, W_NODES = W_CPUS + 1, W_CPUS + 2, W_CPUS + 3, W_CPUS + 4
+W_KMEM, W_KMEMEQ = W_CPUS + 5, W_CPUS + 6
 
 
 def new_scan_state() -> np.ndarray:

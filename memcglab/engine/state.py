@@ -120,8 +120,10 @@ R_ALWAYS, R_NOT_IN_IRQ, R_NEVER = range(3)
  F_FIRST, F_LAST, F_NEXT, F_ONLINE, F_ACC, F_RHEAD, F_RTAIL, F_KMEM, F_OBJPAGES,
  # cgroup v1: memcg->kmem and memcg->memsw (usage, watermark); their max is always
  # PAGE_COUNTER_MAX (no trace sets it), so it is not stored
- F_KMEMC_USAGE, F_KMEMC_WM, F_MEMSW_USAGE, F_MEMSW_WM) = range(22)
-F_SIZE = 22
+ F_KMEMC_USAGE, F_KMEMC_WM, F_MEMSW_USAGE, F_MEMSW_WM,
+ # cgroup v1: the held pages that a ``charge ... kmem`` took (docs/trace-extensions.md)
+ F_HELDKMEM) = range(23)
+F_SIZE = 23
 _F_MINUS_ONE = (F_PARENT, F_LASTW, F_FIRST, F_LAST, F_NEXT, F_RHEAD, F_RTAIL)
 
 # Rows of sl and pcpu.

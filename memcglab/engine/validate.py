@@ -130,11 +130,11 @@ class ChunkValidator:
     def _raise(self, row: np.void, index: int) -> None:
         ids, n = self.ids, self.count
         synth = [(OP_CGROUP, False, -1, ids[d], ids[self.parent[d]], PAGE_COUNTER_MAX, 0,
-                  False) for d in range(1, n)]
-        synth += [(OP_OFFLINE, False, -1, ids[d], -1, 0, 0, False)
+                  False, 0) for d in range(1, n)]
+        synth += [(OP_OFFLINE, False, -1, ids[d], -1, 0, 0, False, 0)
                   for d in range(n - 1, 0, -1) if not self.online[d]]
-        op, nested, cpu, memcg, parent, arg, line, irq = row.tolist()
-        synth.append((op, nested, cpu, memcg, parent, arg, line or index + 1, irq))
+        op, nested, cpu, memcg, parent, arg, line, irq, kmem = row.tolist()
+        synth.append((op, nested, cpu, memcg, parent, arg, line or index + 1, irq, kmem))
         validate(Trace(self.cpus, np.array(synth, dtype=OP_DTYPE), self.source, self.nodes),
                  single=self.single, per_memcg=self.per_memcg)
         raise RuntimeError(f"{self.source}: engine validator refused row {index} "

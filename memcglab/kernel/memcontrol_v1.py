@@ -56,6 +56,7 @@ from memcglab.kernel.page_counter import (
 
 __all__ = ["CGROUP_VERSIONS", "V1CounterObserver", "check_cgroup", "cgroup_subsys_on_dfl",
            "do_memsw_account", "memcg1_account_kmem", "memcg1_kmem_try_charge",
+           "memcg_kmem_charge_page", "memcg_kmem_uncharge_page", "uncharge_batch_kmem",
            "v1_json", "v1_violation"]
 
 #: the scenario contract's ``[cgroups] version``
@@ -143,6 +144,48 @@ def memcg1_kmem_try_charge(machine, memcg: MemCgroup, nr_pages: int, cpu: int) -
     return 0
 
 
+def memcg_kmem_charge_page(machine, memcg: MemCgroup, gfp, nr_pages: int, cpu: int) -> int:
+    """The trace's ``charge ... kmem`` on v1: the memcg side of
+    ``__memcg_kmem_charge_page()`` for a non-root memcg (the kernel charges no kmem page
+    to the root: v5.x tests ``!mem_cgroup_is_root(memcg)``, 6.x's current_obj_cgroup()
+    finds no objcg there; a trace cannot ``charge`` the root). 0 or -ENOMEM.
+
+    6.x (every era but the v5.x obj-stock ones): ``obj_cgroup_charge_pages()`` =
+    ``try_charge_memcg`` then (MEMCG_KMEM and) ``memcg1_account_kmem(memcg, +nr)``.
+    v5.x (``machine.obj.kmem_page_v5``): ``__memcg_kmem_charge()`` of 5458985533ba =
+    ``try_charge``, then ``page_counter_try_charge(&memcg->kmem)``, ``cancel_charge``
+    if it refuses. The MEMCG_KMEM stat of these pages is not kept: the replay counts
+    them as held kmem pages instead (``Replayer.held_kmem``).
+    """
+    ret = machine.try_charge(memcg, gfp, nr_pages, cpu)  # non-root: try_charge_memcg
+    if ret:
+        return ret
+    if machine.obj is not None and machine.obj.kmem_page_v5:
+        return memcg1_kmem_try_charge(machine, memcg, nr_pages, cpu)
+    memcg1_account_kmem(machine, memcg, nr_pages)
+    return 0
+
+
+def memcg_kmem_uncharge_page(machine, memcg: MemCgroup, nr_pages: int, cpu: int) -> None:
+    """The trace's ``uncharge ... kmem`` on v1: ``__memcg_kmem_uncharge_page()`` ->
+    ``obj_cgroup_uncharge_pages()`` (6.x: ``memcg1_account_kmem(memcg, -nr)``; v5.x's
+    ``__memcg_kmem_uncharge``: ``page_counter_uncharge(&memcg->kmem)``), then the
+    trace's refill_stock uncharge, in that order in both eras."""
+    memcg1_account_kmem(machine, memcg, -nr_pages)
+    machine.mem_cgroup_sk_uncharge(memcg, nr_pages, cpu)
+
+
+def uncharge_batch_kmem(machine, memcg: MemCgroup, nr_pages: int, nr_kmem: int,
+                        cpu: int) -> None:
+    """The trace's ``uncharge_direct ... kmem=K``: ``uncharge_batch()`` with
+    ``ug->nr_kmem``: memory (and memsw) first, then, when ``nr_kmem`` and on v1,
+    ``memcg->kmem`` (5458985533ba: ``page_counter_uncharge(&ug->memcg->kmem)`` when
+    ``!cgroup_subsys_on_dfl``; 6.x: ``memcg1_account_kmem(ug->memcg, -ug->nr_kmem)``)."""
+    machine.memcg_uncharge(memcg, nr_pages, cpu)
+    if nr_kmem:
+        memcg1_account_kmem(machine, memcg, -nr_kmem)
+
+
 def v1_json(machine, swap: bool) -> dict[str, dict[str, int]]:
     """``v1_memcgs`` of the output (docs/trace-extensions.md): per memcg, its kmem counter
     and, with ``swap``, its memsw counter."""
@@ -157,19 +200,24 @@ def v1_json(machine, swap: bool) -> dict[str, dict[str, int]]:
     return out
 
 
-def v1_violation(machine) -> str | None:
+def v1_violation(machine, held_kmem: dict[int, int] | None = None) -> str | None:
     """The v1 part of ``--check``, or None: for every memcg M, in creation order,
-    ``kmem(M) = MEMCG_KMEM(M) + Σ kmem(children)`` (memcg1_account_kmem() runs beside
-    every MEMCG_KMEM update, with the same memcg and count) and, with do_memsw_account(),
-    ``memsw(M) = memory(M)`` (every memory charge, stocked or not, is a memsw charge and
-    nothing swaps)."""
+    ``kmem(M) = MEMCG_KMEM(M) + held kmem pages(M) + Σ kmem(children)``
+    (memcg1_account_kmem() runs beside every MEMCG_KMEM update, with the same memcg and
+    count; ``held_kmem`` are the trace's page-level kmem pages, ``charge ... kmem``)
+    and, with do_memsw_account(), ``memsw(M) = memory(M)`` (every memory charge,
+    stocked or not, is a memsw charge and nothing swaps)."""
     v1 = not cgroup_subsys_on_dfl(machine)
+    held_kmem = held_kmem or {}
     for memcg_id, memcg in machine.memcgs.items():
         if v1:
             children = sum(c.kmem_counter.usage for c in memcg.children)
-            if memcg.kmem_counter.usage != memcg.kmem + children:
+            pages = held_kmem.get(memcg_id, 0)
+            if memcg.kmem_counter.usage != memcg.kmem + pages + children:
                 return (f"memcg {memcg_id}: kmem counter {memcg.kmem_counter.usage} != "
-                        f"MEMCG_KMEM {memcg.kmem} + children {children}")
+                        f"MEMCG_KMEM {memcg.kmem} + "
+                        + (f"held kmem pages {pages} + " if pages else "")
+                        + f"children {children}")
         if do_memsw_account(machine) and memcg.memsw.usage != memcg.memory.usage:
             return (f"memcg {memcg_id}: memsw {memcg.memsw.usage} != memory "
                     f"{memcg.memory.usage}")

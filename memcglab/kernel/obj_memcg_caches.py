@@ -86,6 +86,8 @@ class ObjMemcgCaches(ObjCgroupPath):
     the parent, as for objcgs.
     """
 
+    kmem_page_v5 = True  # the page-level kmem charge is v5.x's __memcg_kmem_charge
+
     nr_obj_stock = 0
 
     def __init__(self, machine, nodes: int = 1) -> None:

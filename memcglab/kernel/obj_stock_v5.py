@@ -90,6 +90,7 @@ class ObjStockV5(ObjCgroupPath):
     #: cgroup v1: __memcg_kmem_charge (v5.9) and obj_cgroup_charge_pages (v5.13) charge
     #: memcg->kmem with page_counter_try_charge after try_charge, cancel on failure
     kmem_try_charge = True
+    kmem_page_v5 = True
 
     def __init__(self, machine, era: str = V5_14, nodes: int = 1) -> None:
         if era not in V5_ERAS:

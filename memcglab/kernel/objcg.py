@@ -82,6 +82,10 @@ class ObjCgroupPath:
     #: ``memcg->kmem`` after try_charge, ``cancel_charge`` on failure) instead of 6.x's
     #: memcg1_account_kmem() (memcglab.kernel.memcontrol_v1)
     kmem_try_charge = False
+    #: the era's page-level kmem charge (the trace's ``charge ... kmem``) is v5.x's
+    #: ``__memcg_kmem_charge`` (try_charge, then page_counter_try_charge of memcg->kmem)
+    #: rather than 6.x's obj_cgroup_charge_pages (memcglab.kernel.memcontrol_v1)
+    kmem_page_v5 = False
 
     def __init__(self, machine, per_node: bool = False, nodes: int = 1) -> None:
         self.m = machine

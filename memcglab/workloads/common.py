@@ -161,6 +161,7 @@ def from_columns(cpus: int, head: np.ndarray, op: np.ndarray | int, cpu: np.ndar
     body["arg"] = np.ravel(nr) if not np.isscalar(nr) else nr
     body["line"] = 0
     body["irq"] = False  # task context: the generators built on this charge from tasks
+    body["kmem"] = 0  # no kmem word (docs/trace-extensions.md): the catalogue's own
     return Trace(cpus, ops, source)
 
 

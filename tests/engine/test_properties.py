@@ -52,7 +52,8 @@ class EngineMatchesFaithful(RuleBasedStateMachine):
     def _step(self, op, cpu=-1, memcg=0, parent=-1, arg=0, nested=False):
         if self.model == "single":
             nested = False
-        row = np.array([(op, nested, cpu, memcg, parent, arg, 0, False)], dtype=OP_DTYPE)
+        row = np.array([(op, nested, cpu, memcg, parent, arg, 0, False, 0)],
+                       dtype=OP_DTYPE)
         got = want = None
         try:
             self.faithful.run(Trace(self.cpus, row))

@@ -31,7 +31,7 @@ def _mutations(trace: Trace, rng: np.random.Generator) -> list[tuple[str, Trace]
     offlined = [int(m) for m in ops["memcg"][ops["op"] == OP_OFFLINE]]
 
     def put(name: str, index: int, row: tuple) -> None:
-        new = np.insert(ops, index, np.array([row + (0, False)], dtype=OP_DTYPE))
+        new = np.insert(ops, index, np.array([row + (0, False, 0)], dtype=OP_DTYPE))
         out.append((name, Trace(trace.cpus, new, trace.source)))
 
     at = int(rng.integers(1, len(ops) + 1))

@@ -136,7 +136,7 @@ def random_slab_trace(seed: int, n_ops: int | None = None, nested: bool = True,
                          int(rng.integers(1, 80)), irq and rng.random() < 0.2))
         elif kind == "set_max":
             rows.append((OP_SET_MAX, False, -1, m, -1, int(rng.integers(1, 300)), False))
-    ops = np.array([(op, nst, c, m, p, a, 0, f) for op, nst, c, m, p, a, f in rows],
+    ops = np.array([(op, nst, c, m, p, a, 0, f, 0) for op, nst, c, m, p, a, f in rows],
                    dtype=OP_DTYPE)
     return Trace(cpus, ops, f"<random slab {seed}>", nodes)
 

@@ -65,7 +65,7 @@ _STATE_PREFIXES = ("G_", "F_", "S_", "P_", "E_", "M_", "V_", "OE_", "OC_", "OB_"
                    "R_")
 #: the OP_DTYPE fields the C code reads, with the type it reads them as
 _OP_FIELDS = {"op": "u1", "nested": "b1", "cpu": "<i4", "memcg": "<i8", "parent": "<i8",
-              "arg": "<u8", "line": "<i8", "irq": "b1"}
+              "arg": "<u8", "line": "<i8", "irq": "b1", "kmem": "<u8"}
 
 
 class BuildError(RuntimeError):
@@ -125,7 +125,8 @@ def header_text() -> str:
                    "PAGES_MAX", "OBJ_BYTES_MAX"])
     module(scan, ["ST_CPUS_SEEN", "ST_CPUS", "ST_ROWS", "ST_BAD_LINE", "ST_BAD_START",
                   "ST_BAD_END", "ST_NODES_SEEN", "ST_NODES", "ST_TOKENS", "ST_CPUS_LINE",
-                  "W_CPUS", "W_NESTED", "W_MAX", "W_IRQ", "W_NODES"])
+                  "W_CPUS", "W_NESTED", "W_MAX", "W_IRQ", "W_NODES", "W_KMEM",
+                  "W_KMEMEQ"])
     module(validate, ["EMPTY_KEY"])
     if not all(re.fullmatch(r"[a-z_=]+", word) for word in scan.WORDS):
         raise BuildError(f"memcglab.engine.scan.WORDS: not C string literals: {scan.WORDS}")

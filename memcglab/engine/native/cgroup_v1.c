@@ -147,16 +147,38 @@ static int memcg1_kmem_try_charge(const state *S, int64_t m, int64_t nr_pages, i
 	return 1;
 }
 
+HOT int try_charge_memcg(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
+			 int nested, int irq);
+
 /*
- * The v1 half of the --check invariant: for every memcg, kmem = MEMCG_KMEM + the
- * children's kmem, and with do_memsw_account() memsw = memory. 1 when it holds.
+ * The trace's charge ... kmem on v1 (a non-root memcg): __memcg_kmem_charge_page(). 6.x
+ * eras: obj_cgroup_charge_pages() = try_charge_memcg, then memcg1_account_kmem(+nr).
+ * The v5.x obj-stock eras (memcg-caches, v5.9, the v5.14 eras: OE_MEMCG_CACHES on):
+ * __memcg_kmem_charge() of 5458985533ba = try_charge, then page_counter_try_charge of
+ * memcg->kmem, cancel_charge() if it refuses. 1 when charged.
+ */
+static int memcg_kmem_charge_page(const state *S, int64_t m, int64_t nr_pages, int64_t cpu,
+				  int nested, int irq)
+{
+	if (!try_charge_memcg(S, m, nr_pages, cpu, nested, irq))
+		return 0;
+	if (G(G_OBJERA) >= OE_MEMCG_CACHES)
+		return memcg1_kmem_try_charge(S, m, nr_pages, cpu);
+	memcg1_account_kmem(S, m, nr_pages);
+	return 1;
+}
+
+/*
+ * The v1 half of the --check invariant: for every memcg, kmem = MEMCG_KMEM + its held
+ * kmem pages (the trace's charge ... kmem) + the children's kmem, and with
+ * do_memsw_account() memsw = memory. 1 when it holds.
  */
 static int v1_conservation(const state *S, int64_t n)
 {
 	if (!G(G_CGV1))
 		return 1;
 	for (int64_t c = 0; c < n; c++)
-		MC(F_ACC, c) = MC(F_KMEM, c);
+		MC(F_ACC, c) = MC(F_KMEM, c) + MC(F_HELDKMEM, c);
 	for (int64_t c = 1; c < n; c++)
 		MC(F_ACC, MC(F_PARENT, c)) += MC(F_KMEMC_USAGE, c);
 	for (int64_t c = 0; c < n; c++) {

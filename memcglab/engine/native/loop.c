@@ -253,23 +253,44 @@ int64_t run_ops(const state *S, const unsigned char *ops, int64_t stride, const 
 		int64_t m = dense[k];
 		uint64_t raw = _row_u64(row + OPF_ARG);
 		int64_t a = raw <= (uint64_t)LIMIT_CLAMP ? (int64_t)raw : LIMIT_CLAMP;
+		/*
+		 * the kmem field (docs/trace-extensions.md): read on cgroup v1 only, and never
+		 * for the root (no kmem page is charged to it); validated to be at most NR
+		 */
+		int64_t kmem = (G(G_CGV1) && m != 0 && o <= OP_UNCHARGE_DIRECT)
+			       ? (int64_t)_row_u64(row + OPF_KMEM) : 0;
 
 		G(G_OPS) += 1;
 		if (o == OP_CHARGE) {
 			count(S, E_CHARGES, c, m, 1);
-			if (try_charge_memcg(S, m, a, c, nested, irq)) {
+			if (kmem ? memcg_kmem_charge_page(S, m, a, c, nested, irq)
+			    : try_charge_memcg(S, m, a, c, nested, irq)) {
 				MC(F_HELD, m) += a;
+				MC(F_HELDKMEM, m) += kmem;
 			} else {
 				G(G_FAILED) += 1;
 				count(S, E_FAILED_CHARGES, c, m, 1);
 			}
 		} else if (o == OP_UNCHARGE || o == OP_UNCHARGE_DIRECT) {
-			int64_t release = min64(a, MC(F_HELD, m));
+			/* kmem pages out of the held kmem pages, the rest out of the others */
+			int64_t held_kmem = MC(F_HELDKMEM, m);
+			int64_t release_kmem = min64(kmem, held_kmem);
+			int64_t release = release_kmem + min64(a - kmem, MC(F_HELD, m) - held_kmem);
 
 			G(G_SHORT) += a - release;
 			if (release) {
 				MC(F_HELD, m) -= release;
-				if (pcstock)
+				MC(F_HELDKMEM, m) -= release_kmem;
+				if (kmem && o == OP_UNCHARGE) {
+					/* __memcg_kmem_uncharge_page: kmem first, then refill_stock */
+					memcg1_account_kmem(S, m, -release);
+					refill_stock(S, m, release, c, nested);
+				} else if (kmem) {
+					/* uncharge_batch(): memory (and memsw), then ug->nr_kmem */
+					memcg_uncharge(S, m, release, c);
+					if (release_kmem)
+						memcg1_account_kmem(S, m, -release_kmem);
+				} else if (pcstock)
 					pc_uncharge(S, m, release, c, nested);
 				else if (v4)
 					/*

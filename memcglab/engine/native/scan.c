@@ -15,7 +15,7 @@
  * between calls: st[ST_CPUS_SEEN], st[ST_CPUS], st[ST_ROWS] (rows emitted so far, all
  * calls) and, after a refusal, st[ST_BAD_LINE] with the line's byte range
  * st[ST_BAD_START]:st[ST_BAD_END]. The keywords (SCAN_WORDS: the operations, then
- * cpus, nested, max=, irq and nodes), the ST_* indices and the bounds are
+ * cpus, nested, max=, irq, nodes, kmem and kmem=), the ST_* indices and the bounds are
  * memcglab_consts.h's, generated from memcglab.engine.scan and memcglab.trace.
  */
 
@@ -54,7 +54,7 @@ static int _number(const uint8_t *buf, int64_t s, int64_t e, uint64_t lo, uint64
 	return v >= lo;
 }
 
-/* Split buf[s:e] at runs of spaces and tabs; -1 if there are more than 6 tokens. */
+/* Split buf[s:e] at runs of spaces and tabs; -1 if there are more than 7 tokens. */
 static int64_t _tokens(const uint8_t *buf, int64_t s, int64_t e, int64_t *st)
 {
 	int64_t n = 0, j = s;
@@ -69,7 +69,7 @@ static int64_t _tokens(const uint8_t *buf, int64_t s, int64_t e, int64_t *st)
 		start = j;
 		while (j < e && buf[j] != 32 && buf[j] != 9)
 			j += 1;
-		if (n == 6)
+		if (n == 7)
 			return -1;
 		st[ST_TOKENS + 2 * n] = start;
 		st[ST_TOKENS + 2 * n + 1] = j;
@@ -94,9 +94,9 @@ static int64_t _line(const uint8_t *buf, int64_t *st, int64_t ntok, int64_t line
 		     unsigned char *row)
 {
 	int64_t w0 = -1, last, nargs;
-	int nested, irq = 0;
+	int nested, irq = 0, kmem_word = 0;
 	int32_t cpu32;
-	uint64_t zero = 0;
+	uint64_t zero = 0, kmem = 0;
 
 	for (int64_t w = 0; w < W_NODES + 1; w++)
 		if ((w <= W_CPUS || w == W_NODES)
@@ -143,6 +143,20 @@ static int64_t _line(const uint8_t *buf, int64_t *st, int64_t ntok, int64_t line
 			return -1;
 		nargs -= 1;
 	}
+	if (nargs > 3 && (w0 == OP_CHARGE || w0 == OP_UNCHARGE || w0 == OP_UNCHARGE_DIRECT)) {
+		/* the kmem word right after NR: bare on charge and uncharge, kmem=K direct */
+		int64_t ks = st[ST_TOKENS + 2 * nargs], ke = st[ST_TOKENS + 2 * nargs + 1];
+
+		if (w0 != OP_UNCHARGE_DIRECT && _is_word(buf, ks, ke, W_KMEM)) {
+			kmem_word = 1;
+			nargs -= 1;
+		} else if (w0 == OP_UNCHARGE_DIRECT
+			   && _is_word(buf, ks, min64(ks + 5, ke), W_KMEMEQ)) {
+			if (!_number(buf, ks + 5, ke, 0, NR_MAX, &kmem))
+				return -1;
+			nargs -= 1;
+		}
+	}
 	row[OPF_OP] = (unsigned char)w0;
 	row[OPF_NESTED] = (unsigned char)nested;
 	row[OPF_IRQ] = (unsigned char)irq;
@@ -152,6 +166,7 @@ static int64_t _line(const uint8_t *buf, int64_t *st, int64_t ntok, int64_t line
 	_put_i64(row, OPF_PARENT, -1);
 	memcpy(row + OPF_ARG, &zero, sizeof(zero));
 	_put_i64(row, OPF_LINE, line);
+	memcpy(row + OPF_KMEM, &zero, sizeof(zero));
 	if (w0 == OP_CGROUP) {
 		uint64_t ident, par, limit = PAGE_COUNTER_MAX;
 		int ok1, ok2, ok3 = 1;
@@ -190,6 +205,9 @@ static int64_t _line(const uint8_t *buf, int64_t *st, int64_t ntok, int64_t line
 		memcpy(row + OPF_CPU, &cpu32, sizeof(cpu32));
 		_put_i64(row, OPF_MEMCG, (int64_t)m);
 		memcpy(row + OPF_ARG, &nr, sizeof(nr));
+		if (kmem_word)
+			kmem = nr;	/* the bare word: all NR pages are kmem pages */
+		memcpy(row + OPF_KMEM, &kmem, sizeof(kmem));
 	} else if (w0 == OP_DRAIN_ALL) {
 		uint64_t c, m;
 

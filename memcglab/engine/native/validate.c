@@ -81,6 +81,9 @@ int64_t check_rows(const unsigned char *ops, int64_t stride, int64_t n, int64_t 
 		if (irq && !(o == OP_CHARGE || o == OP_UNCHARGE || o == OP_UNCHARGE_DIRECT
 			     || o == OP_OBJ_CHARGE || o == OP_OBJ_UNCHARGE))
 			return i;
+		if (_row_u64(row + OPF_KMEM)
+		    && !(o == OP_CHARGE || o == OP_UNCHARGE || o == OP_UNCHARGE_DIRECT))
+			return i;
 		if (o == OP_CGROUP) {
 			int64_t p = _lookup(keys, vals, nkeys, _row_i64(row + OPF_PARENT));
 
@@ -109,7 +112,12 @@ int64_t check_rows(const unsigned char *ops, int64_t stride, int64_t n, int64_t 
 		if (d < 0 || !online[d])
 			return i;
 		if (o == OP_CHARGE || o == OP_UNCHARGE || o == OP_UNCHARGE_DIRECT) {
+			uint64_t kmem = _row_u64(row + OPF_KMEM);
+
 			if ((d == 0 && o == OP_CHARGE) || arg < 1 || arg > NR_MAX)
+				return i;
+			/* kmem: 0 or NR (the bare word), or 0..NR for uncharge_direct's kmem=K */
+			if (o == OP_UNCHARGE_DIRECT ? kmem > arg : (kmem != 0 && kmem != arg))
 				return i;
 		} else if (o == OP_OBJ_CHARGE || o == OP_OBJ_UNCHARGE) {
 			if ((d == 0 && o == OP_OBJ_CHARGE) || arg < 1 || arg > OBJ_BYTES_MAX)
