@@ -86,8 +86,8 @@ FULL = replace(M0, **dict.fromkeys(ORDER, True))
 #: shares did not; nor did the per-family hold-time deviations
 #: (rules_addendum_2026-12-03b: 0.888 without them against 0.940), so one pooled hold
 #: time prices every machine family. The layout term, field by field with the
-#: adjacent-line prefetch pair, then lowered it on the grown set (rules_addendum_2026-12-04_
-#: layout_term: 0.750 against 1.346 for the fields alone and 1.751 without;
-#: data/validation/history/2026-12-04_layout/)
+#: adjacent-line prefetch pair, then lowered it on the grown set
+#: (``rules_addendum_2026-12-04_layout_term.md``: 0.750 against 1.346 for the fields
+#: alone and 1.751 without; ``data/validation/history/2026-12-04_layout/``)
 DEFAULT_TERMS = replace(M0, cpu_slowdown=True, busiest_share=True, socket_growth=True,
                         family_deviation=False, page_counter_fields=True, prefetch_pair=True)
