@@ -23,7 +23,7 @@ line's byte range ``st[ST_BAD_START]:st[ST_BAD_END]``.
 >>> scan(np.frombuffer(text, np.uint8), 0, 1, True, st, out)
 (2, 50, 4)
 >>> out[:2].tolist()
-[(0, False, -1, 5, 0, 9, 3, False), (1, True, 1, 5, -1, 3, 4, False)]
+[(0, False, -1, 5, 0, 9, 3, False, 0), (1, True, 1, 5, -1, 3, 4, False, 0)]
 """
 
 from __future__ import annotations

@@ -157,8 +157,9 @@ class _Sampler(Replayer):
         super().__init__(cpus, model)
         self.every, self.samples, self.first_failure = every, [], None
 
-    def step(self, op: int, cpu: int, memcg_id: int, parent: int, arg: int) -> None:
-        super().step(op, cpu, memcg_id, parent, arg)
+    def step(self, op: int, cpu: int, memcg_id: int, parent: int, arg: int,
+             kmem: int = 0) -> None:
+        super().step(op, cpu, memcg_id, parent, arg, kmem)
         first = bool(self.failed_charges) and self.first_failure is None
         if first:
             self.first_failure = self.ops
